@@ -1,0 +1,108 @@
+// ferrite/crash/subject.h — what a crash campaign needs from a structure.
+//
+// crash/ knows nothing of any specific structure: each durable structure
+// (in tests/ or tools/, never in the structure's own header) provides an
+// adapter implementing Subject and registers it with one line:
+//
+//   FERRITE_REGISTER_CRASH_SUBJECT("pb-queue", "correct", false, make_pbqueue_subject);
+//
+// Operations are encoded as (kind, arg) pairs interpreted by the sequential
+// specification named by `spec()`; responses as (has_value, value).
+//
+// Protocol of a campaign (crash/campaign.h):
+//   parent:  pool = fresh sim pool; s->create(pool, threads);
+//            threads call s->apply(tid, seq, op) (seq = per-thread sequence
+//            number, odd/even alternates: the PBcomb paper's toggle bit);
+//   child at a crash point, per image: image installed at the pool base;
+//            s->recover(pool, threads)           structure-level recovery;
+//            for each op pending at the crash:  s->recover_op(tid, seq, op)
+//                                               (detectable subjects);
+//            s->observe()                       abstract state, checked.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ferrite::pmem {
+class Pool;
+}
+
+namespace ferrite::crash {
+
+// Sequential specifications the checkers know.
+enum class Spec {
+  kQueue,          // ops: kEnqueue(v) -> ack, kDequeue -> value | empty
+  kStack,          // ops: kPush(v) -> ack, kPop -> value | empty
+  kPriorityQueue,  // min-heap: kInsert(v) -> ack, kDeleteMin -> value | empty, kGetMin
+  kSet,            // kInsert(k)/kRemove(k)/kContains(k) -> bool (value 0/1)
+  kMap,            // kPut(k, v) -> old|none, kGet(k), kErase(k)
+  kRegister,       // AtomicFloat: kMul(k) -> old value (double bits), kRead
+  kLog,            // append-only log: kAppend(v) -> index
+};
+
+// Operation kinds, shared by all specs (each spec accepts its subset).
+enum OpKind : std::int32_t {
+  kEnqueue = 1, kDequeue, kPush, kPop, kInsert, kDeleteMin, kGetMin, kRemove, kContains,
+  kPut, kGet, kErase, kMul, kRead, kAppend,
+};
+
+struct Op {
+  std::int32_t kind = 0;
+  std::int64_t arg = 0;   // value / key
+  std::int64_t arg2 = 0;  // map value
+};
+
+struct Response {
+  bool has_value = false;  // false: ack / empty / none
+  std::int64_t value = 0;
+  friend bool operator==(const Response&, const Response&) = default;
+};
+
+class Subject {
+ public:
+  virtual ~Subject() = default;
+  virtual Spec spec() const = 0;
+  // True when recover_op implements detectable recovery (the checker then
+  // checks detectability as well as durable linearizability).
+  virtual bool detectable() const = 0;
+
+  // Creates the structure in `pool` for up to `threads` threads.
+  virtual void create(pmem::Pool& pool, int threads) = 0;
+  // Runs `op` as thread `tid` (0-based, < threads) with sequence number seq.
+  virtual Response apply(int tid, std::uint64_t seq, const Op& op) = 0;
+  // In the crashed child, after the image is installed: re-attach by root
+  // name and run structure-level recovery (including heap recovery).
+  virtual void recover(pmem::Pool& pool, int threads) = 0;
+  // Detectable recovery of an operation pending at the crash: completes it
+  // if it had not taken effect; returns its response either way.
+  virtual Response recover_op(int tid, std::uint64_t seq, const Op& op) = 0;
+  // The abstract state: queue front→back, stack top→bottom, heap sorted,
+  // set sorted, map as k,v pairs, register [bits], log in order.
+  virtual std::vector<std::int64_t> observe() = 0;
+  // Chooses the next operation for a workload (deterministic in rng state).
+  virtual Op next_op(int tid, std::uint64_t& rng) = 0;
+};
+
+struct SubjectInfo {
+  std::string structure;   // e.g. "pb-queue"
+  std::string variant;     // e.g. "correct", "no-pfence"
+  bool expect_violation;   // deliberately broken variant
+  std::string description;
+  std::function<std::unique_ptr<Subject>()> make;
+};
+
+// Global registry (crash/registry.cc). Registration at static-init time.
+std::vector<SubjectInfo>& subjects();
+bool register_subject(SubjectInfo info);
+const SubjectInfo* find_subject(const std::string& structure, const std::string& variant);
+
+#define FERRITE_CRASH_CAT2(a, b) a##b
+#define FERRITE_CRASH_CAT(a, b) FERRITE_CRASH_CAT2(a, b)
+#define FERRITE_REGISTER_CRASH_SUBJECT(structure, variant, broken, desc, factory) \
+  static const bool FERRITE_CRASH_CAT(ferrite_crash_reg_, __COUNTER__) =         \
+      ::ferrite::crash::register_subject({structure, variant, broken, desc, factory})
+
+}  // namespace ferrite::crash

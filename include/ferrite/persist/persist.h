@@ -1,0 +1,185 @@
+// ferrite/persist/persist.h — the persistence vocabulary.
+//
+// Every algorithm in Ferrite expresses durability with these verbs and
+// nothing else; no write-back or fence instruction appears outside persist/.
+//
+//   pwb(p), pwb(p, n)   write back the cache line(s) holding [p, p+n)
+//   pfence()            order earlier pwbs before later pwbs and stores
+//   psync()             wait until earlier pwbs are durable
+//   ofence(), dfence()  HOPS ordering / durability fence
+//   persist_barrier(), new_strand(), join_strand()   strand persistency
+//
+// Backends. The verbs dispatch through a small table of function pointers
+// (as libpmem does; the indirect call is noise next to a write-back). The
+// table in force is process-wide: `install(backend)` switches it. Pools are
+// opened with a backend and install it (pmem/pool.h); a process that opens
+// several pools at once must open them with the same backend — the pool
+// refuses otherwise. Built-in backends:
+//   hardware      clwb, else clflushopt, else clflush (CPUID, once); sfence
+//   off           no instructions: synchronization cost alone
+//   emulated(ns)  hardware + a calibrated spin per psync/dfence/join_strand
+//                 (and optionally per pwb) to emulate slower media
+//   sim           the crash simulator (crash/sim.h) installs its own table
+//
+// Counters. Every verb is counted per thread in a cache-padded slot (one pwb
+// per cache line written back), whatever the backend — including `off`, so
+// a benchmark with persistence off still reports what it would have issued.
+// `counters()` sums all slots; `reset_counters()` zeroes them.
+//
+// Thread safety: the verbs are safe from any thread. `install` must not race
+// with verbs issued on behalf of a pool that uses the previous backend.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace ferrite::persist {
+
+inline constexpr std::size_t kCacheLine = 64;
+
+enum class Verb : int {
+  kPwb = 0,
+  kPfence,
+  kPsync,
+  kOfence,
+  kDfence,
+  kPersistBarrier,
+  kNewStrand,
+  kJoinStrand,
+  kCount
+};
+inline constexpr int kVerbCount = static_cast<int>(Verb::kCount);
+std::string_view verb_name(Verb v);
+
+// The write-back instruction a `hardware` backend uses.
+enum class Flush : int { kNone = 0, kClflush, kClflushopt, kClwb };
+std::string_view flush_name(Flush f);
+// Best instruction this CPU supports (CPUID leaf 7 / leaf 1), detected once.
+Flush detect_flush();
+
+// A backend: one function per verb. `pwb_line` receives a 64-byte aligned
+// line address; the front end splits ranges and counts.
+struct Backend {
+  const char* name;
+  void (*pwb_line)(const void* line);
+  void (*pfence)();
+  void (*psync)();
+  void (*ofence)();
+  void (*dfence)();
+  void (*persist_barrier)();
+  void (*new_strand)();
+  void (*join_strand)();
+};
+
+// Configuration a pool (or a benchmark) asks for. Parsed from text by
+// `parse_backend`: "hardware", "hardware:clflush", "hardware:clflushopt",
+// "off", "nosync" (hardware with psync/dfence/join as no-ops), "emulated:NS",
+// "emulated:NS:PWB_NS", "sim".
+struct BackendConfig {
+  enum class Kind { kHardware, kOff, kNoSync, kEmulated, kSim } kind = Kind::kHardware;
+  Flush force_flush = Flush::kNone;  // kNone: detect
+  std::uint32_t sync_delay_ns = 0;   // emulated: per psync/dfence/join_strand
+  std::uint32_t pwb_delay_ns = 0;    // emulated: per line written back
+  std::string to_string() const;
+  friend bool operator==(const BackendConfig&, const BackendConfig&) = default;
+};
+// Returns false (and leaves `out` untouched) on malformed text.
+bool parse_backend(std::string_view text, BackendConfig* out);
+
+// Builds the table for a non-sim config (sim tables come from crash/).
+// The returned pointer lives for the process.
+const Backend* make_backend(const BackendConfig& cfg);
+
+// The crash simulator plugs in here (persist/ knows nothing of crash/): a
+// pool opened with Kind::kSim asks the registered hooks for a table that
+// simulates the pool's range [base, base+size), and detaches on close.
+struct SimHooks {
+  const Backend* (*attach)(void* base, std::size_t size);
+  void (*detach)(void* base);
+};
+void set_sim_hooks(const SimHooks& hooks);
+// Throws std::logic_error when no simulator registered its hooks.
+const Backend* sim_attach(void* base, std::size_t size);
+void sim_detach(void* base);
+
+// The table in force. Default: hardware with the detected instruction.
+void install(const Backend* backend);
+const Backend* installed();
+// Flush instruction the hardware backends currently use (after overrides).
+Flush active_flush();
+
+// ---------------------------------------------------------------- counters
+
+struct Counters {
+  std::array<std::uint64_t, kVerbCount> n{};
+  std::uint64_t operator[](Verb v) const { return n[static_cast<int>(v)]; }
+  Counters& operator+=(const Counters& o) {
+    for (int i = 0; i < kVerbCount; ++i) n[i] += o.n[i];
+    return *this;
+  }
+  Counters operator-(const Counters& o) const {
+    Counters r;
+    for (int i = 0; i < kVerbCount; ++i) r.n[i] = n[i] - o.n[i];
+    return r;
+  }
+};
+Counters counters();          // sum over all threads
+Counters thread_counters();   // the calling thread's slot only
+void reset_counters();
+
+namespace detail {
+inline constexpr int kMaxCounterSlots = 1024;
+struct alignas(128) CounterSlot {
+  // Single writer (the owning thread); readers sum with relaxed loads. A
+  // relaxed load+store (not an RMW) suffices because only the owner writes.
+  std::array<std::atomic<std::uint64_t>, kVerbCount> n{};
+};
+CounterSlot* this_thread_slot();
+extern std::atomic<const Backend*> g_backend;
+
+inline void count(Verb v, std::uint64_t k = 1) {
+  auto& c = this_thread_slot()->n[static_cast<int>(v)];
+  c.store(c.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
+}
+}  // namespace detail
+
+// --------------------------------------------------------------- the verbs
+
+inline void pwb(const void* p, std::size_t n) {
+  if (n == 0) return;
+  auto a = reinterpret_cast<std::uintptr_t>(p) & ~(kCacheLine - 1);
+  const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  std::uint64_t lines = 0;
+  for (; a < end; a += kCacheLine, ++lines) b->pwb_line(reinterpret_cast<const void*>(a));
+  detail::count(Verb::kPwb, lines);
+}
+inline void pwb(const void* p) { pwb(p, 1); }
+template <class T>
+inline void pwb_object(const T* p) { pwb(p, sizeof(T)); }
+
+#define FERRITE_PERSIST_VERB(fn, verb)                              \
+  inline void fn() {                                                \
+    detail::count(Verb::verb);                                      \
+    detail::g_backend.load(std::memory_order_relaxed)->fn();        \
+  }
+FERRITE_PERSIST_VERB(pfence, kPfence)
+FERRITE_PERSIST_VERB(psync, kPsync)
+FERRITE_PERSIST_VERB(ofence, kOfence)
+FERRITE_PERSIST_VERB(dfence, kDfence)
+FERRITE_PERSIST_VERB(persist_barrier, kPersistBarrier)
+FERRITE_PERSIST_VERB(new_strand, kNewStrand)
+FERRITE_PERSIST_VERB(join_strand, kJoinStrand)
+#undef FERRITE_PERSIST_VERB
+
+// Convenience: pwb over the range, then psync.
+inline void persist_range(const void* p, std::size_t n) {
+  pwb(p, n);
+  psync();
+}
+
+}  // namespace ferrite::persist

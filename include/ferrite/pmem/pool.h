@@ -1,0 +1,228 @@
+// ferrite/pmem/pool.h — persistent memory pools.
+//
+// A pool is a file mapped MAP_SHARED at a fixed base address recorded in its
+// header (MAP_FIXED_NOREPLACE), so raw pointers stored inside stay valid
+// across restarts. On DAX file systems the mapping is MAP_SHARED_VALIDATE |
+// MAP_SYNC; elsewhere (e.g. /dev/shm) a plain shared mapping.
+//
+// Layout (versioned, see pmem/layout.h): two header slots (the valid one is
+// the highest generation whose checksum verifies, so a crash while updating
+// the root table leaves the other slot intact), the heap's persistent chunk
+// map, then the heap's chunks.
+//
+// Every refusal throws PoolError with a code and a message naming the file
+// and the reason — never a crash, a hang or a damaged file.
+//
+// Thread safety: a Pool may be used from many threads; create_root/root are
+// serialized internally. The Heap's alloc/free take the caller's thread id
+// (sync::ThreadRegistry) and are safe for distinct ids concurrently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ferrite/persist/persist.h"
+
+namespace ferrite::pmem {
+
+enum class Errc {
+  kNotFound,          // file missing
+  kUnreadable,        // cannot open/read/map (permissions, I/O)
+  kExists,            // create over an existing file
+  kBadMagic,          // not a Ferrite pool
+  kBadVersion,        // unknown format version
+  kTruncated,         // file shorter than the header says
+  kChecksum,          // no header slot verifies
+  kCorrupt,           // header verifies but its contents are inconsistent
+  kUnknownRoot,       // no root of that name
+  kRootType,          // root exists with another type tag / version
+  kRootTableFull,     // no free root slot
+  kBaseUnavailable,   // the recorded base address is taken in this process
+  kLocked,            // open in another process (flock)
+  kFull,              // heap exhausted
+  kInvalidArgument,   // bad size, name too long, ...
+  kBackendConflict,   // another open pool uses a different persistence backend
+};
+std::string_view errc_name(Errc e);
+
+class PoolError : public std::runtime_error {
+ public:
+  PoolError(Errc code, const std::string& msg) : std::runtime_error(msg), code_(code) {}
+  Errc code() const { return code_; }
+
+ private:
+  Errc code_;
+};
+
+enum class Media { kDax, kTmpfs, kFile };
+std::string_view media_name(Media m);
+
+struct PoolOptions {
+  persist::BackendConfig backend{};  // hardware by default
+  // Base address for create (0: pick a free slot in Ferrite's default range).
+  std::uintptr_t base = 0;
+  // Number of per-thread heap arenas (thread ids in [0, arenas)).
+  int arenas = 64;
+};
+
+struct RootInfo {
+  std::string name;
+  std::uint64_t offset;        // from the pool base
+  std::uint32_t type_tag;
+  std::uint32_t type_version;
+  std::uint64_t size;
+};
+
+// A type stored as a root declares:
+//   static constexpr std::uint32_t kTypeTag = ...;     // unique per type
+//   static constexpr std::uint32_t kTypeVersion = ...; // its layout version
+//   static constexpr const char* kTypeName = "...";    // for `ferrite info`
+template <class T>
+concept RootType = requires {
+  { T::kTypeTag } -> std::convertible_to<std::uint32_t>;
+  { T::kTypeVersion } -> std::convertible_to<std::uint32_t>;
+};
+
+class Pool;
+
+// Per-thread arenas of size-classed blocks. A thread allocates in consecutive
+// addresses of its current chunk (persistence principle 3). Free lists and
+// bump pointers are volatile: the allocation path issues no write-back. Only
+// assigning a fresh chunk to a size class writes (and persists) one entry of
+// the chunk map, so blocks can be found again by scanning after a restart.
+//
+// After open() every block in an assigned chunk counts as allocated (nothing
+// is handed out twice, at worst memory leaks) until the technique calls one
+// of the recover_* entry points, which rebuild the free lists from the set of
+// live blocks it reports.
+class Heap {
+ public:
+  static constexpr std::size_t kMinBlock = 16;
+  // Largest block: one chunk.
+  std::size_t max_block() const;
+
+  // Allocates n bytes (aligned to min(block size, 64)) from arena `tid`.
+  // Throws PoolError(kFull) when the pool has no room left.
+  void* alloc(std::size_t n, int tid);
+  void free(void* p, int tid);
+  std::size_t block_size(const void* p) const;
+
+  // Recovery by tracing: `trace(mark)` must call mark(p) for every live block
+  // (p = the pointer alloc returned). Every other block becomes free.
+  void recover_by_trace(const std::function<void(const std::function<void(void*)>& mark)>& trace);
+  // Recovery by scanning: is_live(block, block_size) is asked about every
+  // block of every assigned chunk.
+  void recover_by_scan(const std::function<bool(void* block, std::size_t size)>& is_live);
+
+  struct Stats {
+    std::size_t chunks_total, chunks_used, blocks_live, bytes_live;
+  };
+  Stats stats() const;
+
+  // Implementation detail; constructed by Pool.
+  struct Impl;
+  explicit Heap(Impl* impl) : impl_(impl) {}
+
+ private:
+  Impl* impl_;
+};
+
+class Pool {
+ public:
+  // Creates a new pool file of `size` bytes (fails with kExists if present).
+  static std::unique_ptr<Pool> create(const std::string& path, std::size_t size,
+                                      const PoolOptions& opts = {});
+  // Opens an existing pool, validating everything.
+  static std::unique_ptr<Pool> open(const std::string& path, const PoolOptions& opts = {});
+  // open() if the file exists, else create().
+  static std::unique_ptr<Pool> open_or_create(const std::string& path, std::size_t size,
+                                              const PoolOptions& opts = {});
+
+  ~Pool();  // unmaps, drops the lock, detaches the backend
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  void* base() const;
+  std::size_t size() const;
+  Media media() const;
+  const std::string& path() const;
+  std::string uuid() const;             // text form
+  std::uint32_t format_version() const;
+  const persist::BackendConfig& backend() const;
+  bool contains(const void* p, std::size_t n = 1) const;
+  Heap& heap();
+
+  // ------------------------------------------------------------- roots
+  // Allocates sizeof(T) from arena 0, constructs T(args...), persists the
+  // object and then the root table entry. Throws kExists-style PoolError
+  // (kInvalidArgument) if the name is taken.
+  template <RootType T, class... A>
+  T* create_root(std::string_view name, A&&... args) {
+    void* mem = alloc_root(name, T::kTypeTag, T::kTypeVersion, sizeof(T), alignof(T), type_name<T>());
+    T* obj = new (mem) T(std::forward<A>(args)...);
+    persist::pwb(obj, sizeof(T));
+    persist::pfence();
+    publish_root(name);
+    return obj;
+  }
+  // Re-attaches by name; throws kUnknownRoot or kRootType.
+  template <RootType T>
+  T* root(std::string_view name) {
+    return static_cast<T*>(find_root(name, T::kTypeTag, T::kTypeVersion, type_name<T>()));
+  }
+  bool has_root(std::string_view name) const;
+  std::vector<RootInfo> roots() const;
+
+  // Offsets, for structures that prefer them to raw pointers.
+  std::uint64_t offset_of(const void* p) const {
+    return static_cast<std::uint64_t>(static_cast<const char*>(p) - static_cast<const char*>(base()));
+  }
+  template <class T>
+  T* at(std::uint64_t off) const {
+    return reinterpret_cast<T*>(static_cast<char*>(base()) + off);
+  }
+
+  struct Impl;
+
+ private:
+  template <class T>
+  static const char* type_name() {
+    if constexpr (requires { T::kTypeName; }) return T::kTypeName;
+    else return "";
+  }
+  void* alloc_root(std::string_view name, std::uint32_t tag, std::uint32_t ver, std::size_t size,
+                   std::size_t align, const char* type_name);
+  void publish_root(std::string_view name);
+  void* find_root(std::string_view name, std::uint32_t tag, std::uint32_t ver,
+                  const char* type_name);
+  explicit Pool(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Validates a pool file without mapping it at its base (for `ferrite check`
+// and `ferrite info`): header slots, checksum, version, size, root table,
+// chunk map. Never throws for a bad file; `ok` says whether it is sound.
+struct CheckReport {
+  bool ok = false;
+  Errc error = Errc::kCorrupt;  // meaningful when !ok
+  std::string message;          // why it is not sound
+  std::uint32_t format_version = 0;
+  std::uint64_t size = 0, base = 0, generation = 0;
+  std::string uuid;
+  Media media = Media::kFile;
+  std::vector<RootInfo> roots;
+  std::vector<std::string> root_type_names;
+  std::uint64_t chunks_total = 0, chunks_used = 0;
+};
+CheckReport check_pool(const std::string& path);
+
+}  // namespace ferrite::pmem
