@@ -1,0 +1,81 @@
+// bench/technique.h — how a technique joins `ferrite bench`.
+//
+// A technique is one implementation of one abstract structure (a PBqueue, a
+// transient Michael–Scott queue, a PMDK-transaction queue...). It registers
+// with one line in its own bench/*.cc file:
+//
+//   FERRITE_REGISTER_TECHNIQUE({"pb-queue", Structure::kQueue, true, "PBqueue (PBcomb, Alg. 5-7)",
+//                               make_pb_queue});
+//
+// The harness creates one Instance per (technique, threads, repetition),
+// calls thread_init from every worker, then times insert/remove calls.
+// Thread safety: an Instance's insert/remove/apply are called concurrently
+// from `threads` workers, each with its own tid in [0, threads).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ferrite/persist/persist.h"
+
+namespace ferrite::pmem {
+class Pool;
+}
+
+namespace ferrite::bench {
+
+enum class Structure { kAtomicFloat, kStack, kQueue, kHeap, kSet, kMap };
+std::string structure_name(Structure s);  // "atomic-float", "stack", "queue", "heap", "set", "map"
+bool parse_structure(const std::string& text, Structure* out);
+
+struct RunParams {
+  int threads = 1;                 // workers in this run
+  int max_threads = 8;             // upper bound over the whole bench (size per-thread slots)
+  std::size_t value_size = 8;      // payload bytes per element (>= 8)
+  int heap_capacity = 1024;        // bounded heaps: keys
+  std::uint64_t prefill = 0;       // elements inserted before timing
+  std::string pool_dir = "/dev/shm";
+  persist::BackendConfig backend{};
+  std::uint64_t seed = 1;
+};
+
+class Instance {
+ public:
+  virtual ~Instance() = default;
+  virtual void thread_init(int /*tid*/) {}
+  virtual void thread_exit(int /*tid*/) {}
+  // push / enqueue / heap insert / atomic-float multiply (v is the factor's
+  // seed for atomic-float); seq is the per-thread sequence number.
+  virtual void insert(int tid, std::uint64_t seq, std::int64_t v) = 0;
+  // pop / dequeue / delete-min; false when empty. atomic-float: never called.
+  virtual bool remove(int tid, std::uint64_t seq, std::int64_t* out) = 0;
+  // Average requests served per combining round (0: not a combining technique).
+  virtual double combining_degree() const { return 0.0; }
+};
+
+struct Technique {
+  std::string name;         // unique per structure, e.g. "pb-stack", "transient-treiber"
+  Structure structure;
+  bool persistent;          // durable technique (crash-tested or documented otherwise)
+  std::string description;
+  // `pool` is a fresh Ferrite pool on params.pool_dir opened with
+  // params.backend (null for transient techniques: needs_pool = false).
+  std::function<std::unique_ptr<Instance>(const RunParams&, pmem::Pool* pool)> make;
+  bool needs_pool = true;
+  std::size_t pool_size = 256u << 20;  // bytes
+};
+
+std::vector<Technique>& techniques();
+bool register_technique(Technique t);
+const Technique* find_technique(Structure s, const std::string& name);
+
+}  // namespace ferrite::bench
+
+#define FERRITE_BENCH_CAT2(a, b) a##b
+#define FERRITE_BENCH_CAT(a, b) FERRITE_BENCH_CAT2(a, b)
+#define FERRITE_REGISTER_TECHNIQUE(...)                                  \
+  static const bool FERRITE_BENCH_CAT(ferrite_tech_reg_, __COUNTER__) = \
+      ::ferrite::bench::register_technique(::ferrite::bench::Technique __VA_ARGS__)
