@@ -4,10 +4,21 @@
 // (in tests/ or tools/, never in the structure's own header) provides an
 // adapter implementing Subject and registers it with one line:
 //
-//   FERRITE_REGISTER_CRASH_SUBJECT("pb-queue", "correct", false, make_pbqueue_subject);
+//   FERRITE_REGISTER_CRASH_SUBJECT("pb-queue", "correct", false,
+//                                  "PBqueue, as in the paper", make_pbqueue_subject);
+//
+// (broken = true marks a deliberately broken variant that campaigns are
+// expected to catch.) The reference adapter is tools/subjects/reference_log.cc.
 //
 // Operations are encoded as (kind, arg) pairs interpreted by the sequential
-// specification named by `spec()`; responses as (has_value, value).
+// specification named by `spec()`; responses as (has_value, value):
+//   ack / empty / none          {false, 0}
+//   a value, an old value       {true, v}
+//   a bool (set ops)            {true, 0 or 1}
+//   an index (log append)       {true, i}
+// The fast checkers used for long histories (queue, stack, priority queue,
+// log) need the values a workload inserts to be unique: next_op should
+// generate unique values (e.g. (tid << 40) | per-thread counter, nonzero).
 //
 // Protocol of a campaign (crash/campaign.h):
 //   parent:  pool = fresh sim pool; s->create(pool, threads);
@@ -15,9 +26,17 @@
 //            number, odd/even alternates: the PBcomb paper's toggle bit);
 //   child at a crash point, per image: image installed at the pool base;
 //            s->recover(pool, threads)           structure-level recovery;
+//            s->observe()                       abstract state (durable
+//                                               linearizability is checked);
 //            for each op pending at the crash:  s->recover_op(tid, seq, op)
-//                                               (detectable subjects);
-//            s->observe()                       abstract state, checked.
+//                                               (detectable subjects only);
+//            s->observe()                       again (detectability check).
+//   Each image runs in its own forked process: recover() is called once per
+//   process on a Pool object whose memory now holds the image (the Pool
+//   object itself is only metadata; its heap's volatile free lists are
+//   stale, so recover() must call heap().recover_by_trace/scan).
+//   Persistence verbs issued during recovery are no-ops (the `off` table).
+//   The initial abstract state is observe() right after create().
 #pragma once
 
 #include <cstdint>
@@ -47,6 +66,10 @@ enum class Spec {
 enum OpKind : std::int32_t {
   kEnqueue = 1, kDequeue, kPush, kPop, kInsert, kDeleteMin, kGetMin, kRemove, kContains,
   kPut, kGet, kErase, kMul, kRead, kAppend,
+  // Accepted by every spec as a no-op on the abstract state: a structure's
+  // sync() (nbMontage). Buffered durable linearizability uses its response
+  // time as the durability bound.
+  kSync,
 };
 
 struct Op {
@@ -80,10 +103,15 @@ class Subject {
   // if it had not taken effect; returns its response either way.
   virtual Response recover_op(int tid, std::uint64_t seq, const Op& op) = 0;
   // The abstract state: queue front→back, stack top→bottom, heap sorted,
-  // set sorted, map as k,v pairs, register [bits], log in order.
+  // set sorted, map as k,v pairs sorted by key, register [bits], log in
+  // order. Must not modify the structure (it is called twice per image).
   virtual std::vector<std::int64_t> observe() = 0;
   // Chooses the next operation for a workload (deterministic in rng state).
   virtual Op next_op(int tid, std::uint64_t& rng) = 0;
+  // True for buffered durably linearizable structures (nbMontage): the
+  // checker then demands only a real-time-consistent prefix that contains
+  // every op completed before the last kSync returned.
+  virtual bool buffered() const { return false; }
 };
 
 struct SubjectInfo {
