@@ -16,6 +16,19 @@
 // Thread safety: a Pool may be used from many threads; create_root/root are
 // serialized internally. The Heap's alloc/free take the caller's thread id
 // (sync::ThreadRegistry) and are safe for distinct ids concurrently.
+//
+// Locking: open/create take flock(LOCK_EX|LOCK_NB) on the file. flock locks
+// belong to the open file description, so a second open of the same file in
+// the SAME process is refused with kLocked too (by design: one Pool object
+// per file per process).
+//
+// Backends: a pool installs its persistence backend (PoolOptions::backend)
+// process-wide when it opens; the sim backend attaches the pool's range to the
+// crash simulator. All pools open at once in a process must use the same
+// BackendConfig (else kBackendConflict). When the last pool closes, the
+// backend that was installed before the first one opened is restored.
+//
+// Full on-media description: docs/pool-format.md and pmem/layout.h.
 #pragma once
 
 #include <cstddef>
@@ -66,11 +79,31 @@ class PoolError : public std::runtime_error {
 enum class Media { kDax, kTmpfs, kFile };
 std::string_view media_name(Media m);
 
+// Address-space plan (not on media). Pools created without an explicit base
+// get the first free slot kDefaultBaseStart + i * kBaseStride, i < kBaseSlots.
+// Mirror's volatile replica of a pool at B lives at B + kReplicaOffset
+// (Pool::map_volatile_replica). Under ThreadSanitizer only the low 512 GiB of
+// the address space is application memory, so the plan is smaller there.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr std::uintptr_t kDefaultBaseStart = std::uintptr_t{0x10} << 32;   // 64 GiB
+inline constexpr std::uintptr_t kBaseStride = std::uintptr_t{16} << 30;           // 16 GiB
+inline constexpr int kBaseSlots = 12;
+inline constexpr std::uintptr_t kReplicaOffset = std::uintptr_t{256} << 30;       // 256 GiB
+#else
+inline constexpr std::uintptr_t kDefaultBaseStart = std::uintptr_t{0x2000} << 32;  // 32 TiB
+inline constexpr std::uintptr_t kBaseStride = std::uintptr_t{2} << 40;             // 2 TiB
+inline constexpr int kBaseSlots = 32;
+inline constexpr std::uintptr_t kReplicaOffset = std::uintptr_t{1} << 40;          // 1 TiB
+#endif
+// Largest pool: half a stride, so a pool and its replica never overlap the
+// next slot's pool.
+inline constexpr std::size_t kMaxPoolSize = kBaseStride / 2;
+
 struct PoolOptions {
   persist::BackendConfig backend{};  // hardware by default
   // Base address for create (0: pick a free slot in Ferrite's default range).
   std::uintptr_t base = 0;
-  // Number of per-thread heap arenas (thread ids in [0, arenas)).
+  // Number of per-thread heap arenas (thread ids in [0, arenas)), 1..4096.
   int arenas = 64;
 };
 
@@ -104,25 +137,48 @@ class Pool;
 // is handed out twice, at worst memory leaks) until the technique calls one
 // of the recover_* entry points, which rebuild the free lists from the set of
 // live blocks it reports.
+//
+// Sizes: size classes 16 B .. 64 KiB (layout::kSizeClasses); n > 64 KiB gets
+// a run of whole consecutive chunks (chunk aligned). Runs are rare: taking or
+// returning one writes + psyncs the chunk map.
+//
+// Recovery contract. After open, call exactly one recover_* (before any
+// other thread allocates; recovery itself is single-threaded). It only
+// concerns chunks that were assigned when the pool was opened; chunks taken
+// after open are tracked already. Root objects are always kept. A block
+// found neither by mark nor by is_live goes back to a free list (chunks with
+// no live block at all become free chunks). On a freshly created pool
+// recovery is a no-op, so techniques can call it unconditionally.
 class Heap {
  public:
   static constexpr std::size_t kMinBlock = 16;
-  // Largest block: one chunk.
+  // Largest size-class block (one chunk). Larger requests get chunk runs.
   std::size_t max_block() const;
+  // Number of arenas: valid thread ids are [0, arenas()).
+  int arenas() const;
 
-  // Allocates n bytes (aligned to min(block size, 64)) from arena `tid`.
-  // Throws PoolError(kFull) when the pool has no room left.
+  // Allocates n bytes (aligned to min(block size, 64); runs to 64 KiB) from
+  // arena `tid`. Throws PoolError(kFull) when the pool has no room left,
+  // kInvalidArgument for a tid outside [0, arenas()).
   void* alloc(std::size_t n, int tid);
+  // Returns p (a pointer alloc returned) to arena `tid`'s free list; any
+  // tid may free any block. Freed memory is not written.
   void free(void* p, int tid);
+  // Usable size of the block holding p (p may point inside the block).
   std::size_t block_size(const void* p) const;
 
   // Recovery by tracing: `trace(mark)` must call mark(p) for every live block
-  // (p = the pointer alloc returned). Every other block becomes free.
+  // (p = the pointer alloc returned, or any address inside the block; null
+  // and addresses outside recoverable blocks are ignored).
   void recover_by_trace(const std::function<void(const std::function<void(void*)>& mark)>& trace);
   // Recovery by scanning: is_live(block, block_size) is asked about every
-  // block of every assigned chunk.
+  // block of every chunk assigned at open (except root objects: kept).
   void recover_by_scan(const std::function<bool(void* block, std::size_t size)>& is_live);
+  // True once recover_* ran (or for a pool created in this process).
+  bool recovered() const;
 
+  // blocks_live/bytes_live count blocks not on a free list (before recovery:
+  // every block of every chunk assigned at open).
   struct Stats {
     std::size_t chunks_total, chunks_used, blocks_live, bytes_live;
   };
@@ -160,24 +216,47 @@ class Pool {
   const persist::BackendConfig& backend() const;
   bool contains(const void* p, std::size_t n = 1) const;
   Heap& heap();
+  std::uint64_t generation() const;  // of the header slot in force
+
+  // Mirror's volatile replica: maps size() bytes of anonymous, zeroed,
+  // private memory at base() + kReplicaOffset (MAP_FIXED_NOREPLACE) and
+  // returns it; unmapped when the pool closes. Idempotent. Throws
+  // kBaseUnavailable if that range is taken. The replica of p is
+  // replica_of(p) == p + kReplicaOffset.
+  void* map_volatile_replica();
+  void* replica() const;  // nullptr until mapped
+  template <class T>
+  static T* replica_of(T* p) {
+    return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(p) + kReplicaOffset);
+  }
 
   // ------------------------------------------------------------- roots
   // Allocates sizeof(T) from arena 0, constructs T(args...), persists the
   // object and then the root table entry. Throws kExists-style PoolError
   // (kInvalidArgument) if the name is taken.
+  // Names: 1..47 characters, no NUL.
   template <RootType T, class... A>
   T* create_root(std::string_view name, A&&... args) {
     void* mem = alloc_root(name, T::kTypeTag, T::kTypeVersion, sizeof(T), alignof(T), type_name<T>());
-    T* obj = new (mem) T(std::forward<A>(args)...);
+    T* obj;
+    try {
+      obj = new (mem) T(std::forward<A>(args)...);
+    } catch (...) {
+      abandon_root(name);
+      throw;
+    }
+    // PERSIST: the object is written back before the header slot naming it
+    // (layout.h invariant 2); publish_root psyncs both.
     persist::pwb(obj, sizeof(T));
     persist::pfence();
     publish_root(name);
     return obj;
   }
-  // Re-attaches by name; throws kUnknownRoot or kRootType.
+  // Re-attaches by name; throws kUnknownRoot, or kRootType when the stored
+  // tag, version or size differs from T's (the message names both types).
   template <RootType T>
   T* root(std::string_view name) {
-    return static_cast<T*>(find_root(name, T::kTypeTag, T::kTypeVersion, type_name<T>()));
+    return static_cast<T*>(find_root(name, T::kTypeTag, T::kTypeVersion, sizeof(T), type_name<T>()));
   }
   bool has_root(std::string_view name) const;
   std::vector<RootInfo> roots() const;
@@ -202,7 +281,8 @@ class Pool {
   void* alloc_root(std::string_view name, std::uint32_t tag, std::uint32_t ver, std::size_t size,
                    std::size_t align, const char* type_name);
   void publish_root(std::string_view name);
-  void* find_root(std::string_view name, std::uint32_t tag, std::uint32_t ver,
+  void abandon_root(std::string_view name);
+  void* find_root(std::string_view name, std::uint32_t tag, std::uint32_t ver, std::size_t size,
                   const char* type_name);
   explicit Pool(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
@@ -222,6 +302,8 @@ struct CheckReport {
   std::vector<RootInfo> roots;
   std::vector<std::string> root_type_names;
   std::uint64_t chunks_total = 0, chunks_used = 0;
+  int header_slot = -1;          // slot in force (0 or 1)
+  bool other_slot_valid = false;  // the second slot verifies too
 };
 CheckReport check_pool(const std::string& path);
 

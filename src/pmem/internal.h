@@ -1,0 +1,107 @@
+// src/pmem/internal.h — pieces shared by pool.cc, heap.cc and check.cc.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ferrite/pmem/layout.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/cache_padded.h"
+
+namespace ferrite::pmem::detail {
+
+[[noreturn]] void fail(Errc code, const std::string& path, const std::string& why);
+std::string hex(std::uint64_t v);
+
+// A pool file whose header slots and chunk map were read with pread and
+// validated (nothing mapped). Throws PoolError (kTruncated, kBadMagic,
+// kBadVersion, kChecksum, kCorrupt, kUnreadable) naming `path`.
+struct FileState {
+  layout::HeaderSlot hdr;  // the slot in force
+  int slot = -1;
+  bool other_valid = false;
+  std::vector<std::uint32_t> map;  // the chunk map, entry per chunk
+};
+FileState load_and_validate(int fd, const std::string& path);
+
+// Blocks per chunk and block size of a small-class entry.
+inline std::uint32_t class_size(int cls) { return layout::kSizeClasses[static_cast<std::size_t>(cls)]; }
+inline std::uint32_t blocks_per_chunk(int cls) {
+  return static_cast<std::uint32_t>(layout::kChunkSize / class_size(cls));
+}
+// Smallest class holding n bytes (n <= kChunkSize).
+int class_for(std::size_t n);
+// Whether `chunk_map[i]` is a tail not covered by a head (a leftover of a run
+// allocation or free interrupted by a crash: treated as free).
+std::vector<bool> orphan_tails(const std::vector<std::uint32_t>& map);
+
+}  // namespace ferrite::pmem::detail
+
+namespace ferrite::pmem {
+
+// The heap's volatile state. The persistent part is only the chunk map
+// (layout.h), accessed through std::atomic_ref (relaxed: entries of distinct
+// chunks are written by distinct threads; a reader of a block's entry got
+// the block through synchronization that ordered the entry's store first).
+struct Heap::Impl {
+  Impl(const std::string& path, char* base, const layout::HeaderSlot& h, int arenas);
+
+  void* alloc(std::size_t n, std::size_t align, int arena);
+  void free(void* p, int arena);
+  std::size_t block_size(const void* p) const;
+  void recover(const std::function<void(const std::function<void(void*)>&)>* trace,
+               const std::function<bool(void*, std::size_t)>* scan);
+  Stats stats() const;
+
+  std::uint32_t entry(std::uint64_t i) const {
+    return std::atomic_ref<std::uint32_t>(map_[i]).load(std::memory_order_relaxed);
+  }
+  void set_entry(std::uint64_t i, std::uint32_t v) {
+    std::atomic_ref<std::uint32_t>(map_[i]).store(v, std::memory_order_relaxed);
+  }
+  char* chunk_addr(std::uint64_t i) const { return heap_ + i * layout::kChunkSize; }
+  // Chunk index of p, or -1 when p is outside the heap.
+  std::int64_t chunk_of(const void* p) const;
+  // Head chunk of the block holding chunk i (i itself unless a run tail).
+  std::uint64_t head_of(std::uint64_t i) const;
+  char* take_chunks(std::uint32_t n, std::uint32_t entry, std::size_t request);
+  void release_chunks(std::uint64_t first, std::uint32_t n);
+
+  struct ClassState {
+    char* next = nullptr;  // bump pointer in the current chunk
+    char* end = nullptr;
+    std::vector<void*> free;  // LIFO; recovery pushes so that pops ascend
+  };
+  struct Arena {
+    ClassState cls[layout::kNumClasses];
+    // Single writer (the thread owning this arena id, per the Heap
+    // contract); stats() reads them concurrently, so relaxed atomics.
+    std::atomic<std::int64_t> blocks{0}, bytes{0};
+  };
+
+  std::string path_;
+  char* base_;
+  char* heap_;
+  std::uint64_t count_;
+  std::uint32_t* map_;
+  int arenas_;  // user arenas; index arenas_ is the pool's root arena
+  std::unique_ptr<sync::CachePadded<Arena>[]> arena_;
+
+  mutable std::mutex chunk_mu_;
+  std::vector<std::uint8_t> used_;  // guarded by chunk_mu_: chunk not free
+  std::uint64_t hint_ = 0;          // guarded by chunk_mu_: no free chunk below
+  std::atomic<std::uint64_t> chunks_used_{0};
+
+  std::vector<std::uint8_t> pending_;  // chunk assigned at open, not yet recovered
+  std::atomic<std::int64_t> base_blocks_{0}, base_bytes_{0};
+  std::atomic<bool> recovered_{false};
+  // Offsets of the root objects (set by the pool): always live.
+  std::function<std::vector<std::uint64_t>()> root_offsets_;
+};
+
+}  // namespace ferrite::pmem
