@@ -1,0 +1,217 @@
+// Unit tests of the crash simulator: pending write-backs, fences, psync,
+// image enumeration (order, evictions, tearing), deduplication.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "ferrite/crash/sim.h"
+#include "ferrite/persist/persist.h"
+
+namespace fc = ferrite::crash;
+namespace fp = ferrite::persist;
+
+namespace {
+
+// A simulated range outside any pool: an anonymous mapping attached directly.
+class SimRange {
+ public:
+  explicit SimRange(std::size_t size = 64 * 1024) : size_(size) {
+    fc::enable_sim();
+    base_ = static_cast<std::uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    saved_ = fp::installed();
+    fp::install(fp::sim_attach(base_, size));
+  }
+  ~SimRange() {
+    fc::sim::set_crash_hook(nullptr, nullptr);
+    fp::sim_detach(base_);
+    fp::install(saved_);
+    ::munmap(base_, size_);
+  }
+  std::uint8_t* line(std::size_t i) { return base_ + 64 * i; }
+  std::uint64_t word(const fc::Line& l, int w = 0) {
+    std::uint64_t v;
+    std::memcpy(&v, l.data() + 8 * w, 8);
+    return v;
+  }
+  void store(std::size_t line_index, std::uint64_t v, int w = 0) { std::memcpy(line(line_index) + 8 * w, &v, 8); }
+  // Value of word w of line i in an image.
+  std::uint64_t in_image(const fc::CrashState& cs, const fc::Image& img, std::size_t i, int w = 0) {
+    for (std::size_t j = 0; j < cs.lines.size(); ++j)
+      if (cs.lines[j] == 64 * i) return word(img.lines[j], w);
+    std::uint64_t v;
+    std::memcpy(&v, line(i) + 8 * w, 8);  // untouched line: working == media
+    return v;
+  }
+  std::uint8_t* base_;
+  std::size_t size_;
+  const fp::Backend* saved_;
+};
+
+TEST(Sim, PwbIsPendingUntilPsync) {
+  SimRange r;
+  r.store(0, 7);
+  fp::pwb(r.line(0));
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(0))), 0u) << "pwb alone must not reach the media";
+  auto pend = fc::sim::pending();
+  ASSERT_EQ(pend.size(), 1u);
+  EXPECT_EQ(pend[0].offset, 0u);
+  EXPECT_EQ(r.word(pend[0].data), 7u);
+  r.store(0, 8);  // a later store is not part of the pending copy
+  fp::psync();
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(0))), 7u) << "psync applies the copy taken at pwb time";
+  EXPECT_TRUE(fc::sim::pending().empty());
+  EXPECT_EQ(fc::sim::verbs(), 2u);
+}
+
+TEST(Sim, PfenceStartsANewEpochAndPsyncIsPerThread) {
+  SimRange r;
+  r.store(0, 1);
+  fp::pwb(r.line(0));
+  fp::pfence();
+  r.store(1, 2);
+  fp::pwb(r.line(1));
+  auto pend = fc::sim::pending();
+  ASSERT_EQ(pend.size(), 2u);
+  EXPECT_EQ(pend[0].epoch + 1, pend[1].epoch);
+  std::thread other([&] {
+    r.store(2, 3);
+    fp::pwb(r.line(2));
+    fp::psync();  // applies only this thread's write-back
+  });
+  other.join();
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(2))), 3u);
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(0))), 0u);
+  EXPECT_EQ(fc::sim::pending().size(), 2u);
+}
+
+TEST(Sim, VerbsOutsideThePoolAreCountedButNotModelled) {
+  SimRange r;
+  alignas(64) static char outside[64];
+  fp::pwb(outside);
+  fp::new_strand();
+  EXPECT_TRUE(fc::sim::pending().empty());
+  EXPECT_EQ(fc::sim::verbs(), 2u);
+}
+
+// A <- 1; pwb A; pfence; B <- 1; pwb B; C <- 1 (dirty, never written back).
+// Every image must respect: B new => A new; C evicted => A new. Both the
+// all-lost and all-persisted images appear, and the random ones cover the
+// allowed combinations.
+TEST(Sim, ImagesRespectFenceOrderAndEvictionOrder) {
+  SimRange r;
+  r.store(0, 1);
+  fp::pwb(r.line(0));
+  fp::pfence();
+  r.store(1, 1);
+  fp::pwb(r.line(1));
+  r.store(2, 1);
+  auto cs = fc::sim::capture();
+  EXPECT_EQ(cs.lines.size(), 3u);
+  EXPECT_EQ(cs.dirty_count(), 3u);
+  EXPECT_EQ(cs.pending.size(), 2u);
+  std::set<std::tuple<int, int, int>> seen;
+  for (int i = 0; i < 400; ++i) {
+    auto img = fc::build_image(cs, i, 42);
+    const int a = static_cast<int>(r.in_image(cs, img, 0)), b = static_cast<int>(r.in_image(cs, img, 1)),
+              c = static_cast<int>(r.in_image(cs, img, 2));
+    ASSERT_TRUE(a == 0 || a == 1) << "tearing of a one-word line yields old or new only";
+    if (b == 1) { EXPECT_EQ(a, 1) << "image " << i << " persisted B before A: " << img.how; }
+    if (c == 1) { EXPECT_EQ(a, 1) << "image " << i << " evicted C before A persisted: " << img.how; }
+    seen.insert({a, b, c});
+  }
+  EXPECT_TRUE(seen.count({0, 0, 0}));
+  EXPECT_TRUE(seen.count({1, 1, 1}));
+  EXPECT_TRUE(seen.count({1, 0, 0}));
+  EXPECT_TRUE(seen.count({1, 1, 0}));
+  EXPECT_TRUE(seen.count({1, 0, 1}));
+  EXPECT_EQ(seen.size(), 5u);
+}
+
+TEST(Sim, ImagesAreDeterministicAndDeduplicable) {
+  SimRange r;
+  r.store(0, 5);
+  fp::pwb(r.line(0));
+  auto cs = fc::sim::capture();
+  auto a = fc::build_image(cs, 7, 99), b = fc::build_image(cs, 7, 99);
+  EXPECT_EQ(a.hash, b.hash);
+  EXPECT_EQ(a.lines, b.lines);
+  std::set<std::uint64_t> hashes;
+  for (int i = 0; i < 100; ++i) hashes.insert(fc::build_image(cs, i, 99).hash);
+  EXPECT_EQ(hashes.size(), 2u) << "one pending one-word line: exactly two distinct images";
+  fp::psync();
+  auto clean = fc::sim::capture();
+  EXPECT_TRUE(clean.lines.empty());
+  EXPECT_EQ(fc::build_image(clean, fc::kImageAllLost, 1).hash, fc::build_image(clean, fc::kImageAllPersisted, 1).hash);
+}
+
+TEST(Sim, TearingMixesWordsOnlyWhenEnabled) {
+  SimRange r;
+  for (int w = 0; w < 8; ++w) r.store(0, 100 + w, w);
+  fp::pwb(r.line(0));
+  auto cs = fc::sim::capture();
+  bool torn = false;
+  for (int i = 2; i < 300; ++i) {
+    auto img = fc::build_image(cs, i, 5, {.tearing = true});
+    int fresh = 0;
+    for (int w = 0; w < 8; ++w) fresh += r.in_image(cs, img, 0, w) != 0;
+    if (fresh != 0 && fresh != 8) torn = true;
+    auto whole = fc::build_image(cs, i, 5, {.tearing = false});
+    int f2 = 0;
+    for (int w = 0; w < 8; ++w) f2 += r.in_image(cs, whole, 0, w) != 0;
+    EXPECT_TRUE(f2 == 0 || f2 == 8);
+  }
+  EXPECT_TRUE(torn);
+}
+
+TEST(Sim, InstallImageWritesItsLines) {
+  SimRange r;
+  r.store(3, 9);
+  auto cs = fc::sim::capture();
+  auto lost = fc::build_image(cs, fc::kImageAllLost, 1);
+  fc::install_image(cs, lost, r.base_);
+  EXPECT_EQ(*reinterpret_cast<std::uint64_t*>(r.line(3)), 0u);
+}
+
+struct HookLog {
+  std::vector<std::pair<std::uint64_t, fp::Verb>> calls;
+  std::vector<std::size_t> pending_at;
+};
+
+TEST(Sim, CrashHookSeesEveryVerbBeforeItTakesEffect) {
+  SimRange r;
+  HookLog log;
+  fc::sim::set_crash_hook(
+      [](void* ctx, std::uint64_t k, fp::Verb v) {
+        auto* l = static_cast<HookLog*>(ctx);
+        l->calls.push_back({k, v});
+        l->pending_at.push_back(fc::sim::capture_locked(k).pending.size());
+      },
+      &log);
+  r.store(0, 1);
+  fp::pwb(r.line(0));
+  fp::pfence();
+  fp::psync();
+  fc::sim::crash_now();
+  ASSERT_EQ(log.calls.size(), 4u);
+  EXPECT_EQ(log.calls[0], std::make_pair(std::uint64_t{0}, fp::Verb::kPwb));
+  EXPECT_EQ(log.calls[2], std::make_pair(std::uint64_t{2}, fp::Verb::kPsync));
+  EXPECT_EQ(log.calls[3].first, 3u);
+  EXPECT_EQ(log.pending_at, (std::vector<std::size_t>{0, 1, 1, 0}));
+}
+
+TEST(Sim, SettleMakesEverythingDurable) {
+  SimRange r;
+  r.store(0, 4);
+  fp::pwb(r.line(0));
+  r.store(1, 6);
+  fc::sim::settle();
+  EXPECT_EQ(fc::sim::verbs(), 0u);
+  EXPECT_TRUE(fc::sim::pending().empty());
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(1))), 6u);
+  EXPECT_TRUE(fc::sim::capture().lines.empty());
+}
+
+}  // namespace
