@@ -7,8 +7,13 @@
 //   FERRITE_REGISTER_TECHNIQUE({"pb-queue", Structure::kQueue, true, "PBqueue (PBcomb, Alg. 5-7)",
 //                               make_pb_queue});
 //
-// The harness creates one Instance per (technique, threads, repetition),
-// calls thread_init from every worker, then times insert/remove calls.
+// The harness (bench/harness.h) creates one Instance per (technique, threads,
+// repetition) — and, when needs_pool, a fresh pool — calls thread_init from
+// every worker, runs the prefill through insert(), then times insert/remove
+// calls between two barriers, and calls thread_exit from every worker.
+// seq starts at 1 and grows by one per call of a thread (prefill included).
+// Technique names: Ferrite's own techniques start with "pb-" or "pwf-"; the
+// harness groups and picks the default ratio reference by that prefix.
 // Thread safety: an Instance's insert/remove/apply are called concurrently
 // from `threads` workers, each with its own tid in [0, threads).
 #pragma once
@@ -56,6 +61,11 @@ class Instance {
   virtual double combining_degree() const { return 0.0; }
 };
 
+// The AtomicFloat factor k an insert(tid, seq, v) multiplies by (PBcomb §6:
+// read v, store v*k). Alternating just above / below 1 keeps the value
+// finite over billions of operations; every technique uses this mapping.
+inline double atomic_float_factor(std::int64_t v) { return (v & 1) ? 1.000000119 : 0.999999881; }
+
 struct Technique {
   std::string name;         // unique per structure, e.g. "pb-stack", "transient-treiber"
   Structure structure;
@@ -63,7 +73,8 @@ struct Technique {
   std::string description;
   // `pool` is a fresh Ferrite pool on params.pool_dir opened with
   // params.backend (null for transient techniques: needs_pool = false).
-  std::function<std::unique_ptr<Instance>(const RunParams&, pmem::Pool* pool)> make;
+  using MakeFn = std::function<std::unique_ptr<Instance>(const RunParams&, pmem::Pool* pool)>;
+  MakeFn make;
   bool needs_pool = true;
   std::size_t pool_size = 256u << 20;  // bytes
 };

@@ -1,0 +1,309 @@
+// `ferrite bench` — run the benchmark harness (bench/harness.h) from the
+// command line. Documentation: docs/bench.md; JSON schema: docs/bench-schema.md.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/harness.h"
+#include "ferrite/cli.h"
+
+namespace ferrite::tools {
+namespace {
+
+using bench::Experiment;
+using bench::Structure;
+
+struct BenchArgs {
+  std::string structure;  // comma list, or "all"
+  std::string techniques;
+  std::vector<int> threads;
+  std::uint64_t ops = 0;
+  double duration = 0;
+  int work = 512;
+  std::size_t value_size = 8;
+  std::string backend = "hardware";
+  int reps = 5;
+  int warmup = 1;
+  std::string pool_dir = "/dev/shm";
+  bool pin = false;
+  std::string reference;
+  std::string workload;
+  std::uint64_t prefill = 0;
+  int heap_size = 1024;
+  std::uint64_t seed = 1;
+  std::string json, csv, plot;
+  bool quick = false, full = false, list = false;
+};
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "ferrite bench: %s\n", msg.c_str());
+  throw cli::Exit{2};
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+void list_techniques() {
+  for (Structure s : {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue, Structure::kHeap,
+                      Structure::kSet, Structure::kMap}) {
+    auto ts = bench::techniques_for(s);
+    if (ts.empty()) continue;
+    std::printf("%s:\n", bench::structure_name(s).c_str());
+    for (const auto* t : ts)
+      std::printf("  %-22s %-10s %s\n", t->name.c_str(),
+                  bench::is_ferrite_technique(t->name) ? "ferrite" : t->persistent ? "persistent" : "transient",
+                  t->description.c_str());
+  }
+}
+
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+void run(const BenchArgs& a, CLI::App* app) {
+  if (a.list) {
+    list_techniques();
+    return;
+  }
+  auto given = [&](const char* name) { return app->count(name) > 0; };
+  if (a.quick && a.full) usage_error("--quick and --full are exclusive");
+  if (given("--ops") && given("--duration")) usage_error("--ops and --duration are exclusive");
+  if (given("--ops") && a.ops == 0) usage_error("--ops must be > 0");
+  if (given("--duration") && !(a.duration > 0)) usage_error("--duration must be > 0");
+  if (a.reps <= 0) usage_error("--reps must be > 0");
+  if (a.warmup < 0) usage_error("--warmup must be >= 0");
+  if (a.work < 0) usage_error("--work must be >= 0");
+  if (a.value_size < 8) usage_error("--value-size must be >= 8");
+  if (a.heap_size < 2 || a.heap_size > (1 << 20)) usage_error("--heap-size must be in [2, 1048576]");
+  for (int t : a.threads)
+    if (t <= 0 || t > 1024) usage_error(fmt::format("--threads: {} is not in [1, 1024]", t));
+  if (given("--pool-dir") && !std::filesystem::is_directory(a.pool_dir))
+    usage_error("--pool-dir: " + a.pool_dir + " is not a directory");
+
+  // Backends.
+  std::vector<std::pair<std::string, persist::BackendConfig>> backends;
+  for (const auto& b : split(a.backend)) {
+    persist::BackendConfig cfg;
+    if (!persist::parse_backend(b, &cfg))
+      usage_error("--backend: '" + b +
+                  "' is not one of hardware, hardware:clflush, hardware:clflushopt, hardware:clwb, off, "
+                  "nosync, emulated:NS, emulated:NS:PWB_NS");
+    if (cfg.kind == persist::BackendConfig::Kind::kSim)
+      usage_error("--backend sim is the crash simulator; use `ferrite crashtest`");
+    backends.emplace_back(b, cfg);
+  }
+  if (backends.empty()) usage_error("--backend: empty");
+
+  // The plan.
+  std::vector<Experiment> plan;
+  const bool quick = a.quick || (!a.full && a.structure.empty());
+  if (a.full && !a.structure.empty()) usage_error("--full runs every structure; drop --structure");
+  if (a.full) {
+    plan = bench::full_plan();
+  } else if (quick && a.structure.empty()) {
+    plan = bench::quick_plan();
+  } else {
+    std::vector<Structure> structures;
+    for (const auto& name : split(a.structure)) {
+      if (name == "all") {
+        for (Structure s : {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue, Structure::kHeap})
+          structures.push_back(s);
+        continue;
+      }
+      Structure s;
+      if (!bench::parse_structure(name, &s))
+        usage_error("--structure: '" + name + "' is not one of atomic-float, stack, queue, heap, set, map, all");
+      structures.push_back(s);
+    }
+    if (structures.empty()) usage_error("--structure: empty");
+    const auto base = quick ? bench::quick_plan() : std::vector<Experiment>{};
+    for (Structure s : structures) {
+      Experiment e;
+      e.structure = s;
+      e.workload = bench::default_workload(s);
+      for (const auto* t : bench::techniques_for(s)) e.techniques.push_back(t->name);
+      e.threads = {1, 2, 4, 8};
+      e.ops_per_thread = 500000;
+      if (quick) {  // --quick --structure X: the quick settings for X only
+        e.label = "quick";
+        e.threads = {1, 2};
+        e.ops_per_thread = 0;
+        e.duration_s = 0.2;
+        e.reps = 3;
+        e.warmup = 0;
+        e.heap_size = 256;
+      }
+      plan.push_back(std::move(e));
+    }
+  }
+  if (plan.empty()) usage_error("no technique is registered for the selected structures");
+
+  // Explicit options override the plan's settings.
+  std::vector<Experiment> expanded;
+  std::set<std::string> matched;
+  const auto wanted_techniques = split(a.techniques);
+  for (auto e : plan) {
+    if (given("--threads")) e.threads = a.threads;
+    if (given("--ops")) { e.ops_per_thread = a.ops; e.duration_s = 0; }
+    if (given("--duration")) { e.duration_s = a.duration; e.ops_per_thread = 0; }
+    if (given("--work")) e.work = a.work;
+    if (given("--value-size")) e.value_size = a.value_size;
+    if (given("--reps")) e.reps = a.reps;
+    if (given("--warmup")) e.warmup = a.warmup;
+    if (given("--pool-dir")) e.pool_dir = a.pool_dir;
+    if (given("--pin")) e.pin = a.pin;
+    if (given("--reference")) e.reference = a.reference;
+    if (given("--prefill")) e.prefill = a.prefill;
+    if (given("--heap-size")) e.heap_size = a.heap_size;
+    if (given("--seed")) e.seed = a.seed;
+    if (given("--workload")) {
+      bench::Workload w;
+      if (!bench::parse_workload(a.workload, &w))
+        usage_error("--workload: '" + a.workload + "' is not one of pairs, mix, prefilled, heap-pairs, multiply");
+      // atomic-float has one workload; keep it when several structures run.
+      if (e.structure != Structure::kAtomicFloat || w == bench::Workload::kMultiply) e.workload = w;
+      if (e.workload == bench::Workload::kPrefilled && !given("--prefill")) e.prefill = 1000;
+    }
+    if (auto why = bench::check_workload(e.structure, e.workload); !why.empty())
+      usage_error(bench::structure_name(e.structure) + ": " + why);
+    if (!wanted_techniques.empty()) {
+      std::vector<std::string> keep;
+      for (const auto& n : wanted_techniques)
+        if (bench::find_technique(e.structure, n) != nullptr) {
+          keep.push_back(n);
+          matched.insert(n);
+        }
+      e.techniques = keep;
+    }
+    if (e.techniques.empty()) continue;
+    if (given("--backend") || !a.full) {
+      for (const auto& [text, cfg] : backends) {
+        Experiment b = e;
+        b.backend_text = text;
+        b.backend = cfg;
+        expanded.push_back(b);
+      }
+    } else {
+      expanded.push_back(e);
+    }
+  }
+  for (const auto& n : wanted_techniques)
+    if (!matched.count(n)) {
+      std::string known;
+      for (const auto& e : plan)
+        for (const auto* t : bench::techniques_for(e.structure))
+          known += (known.empty() ? "" : ", ") + bench::structure_name(e.structure) + "/" + t->name;
+      usage_error("--techniques: '" + n + "' is not registered for the selected structures (known: " + known + ")");
+    }
+  if (expanded.empty()) usage_error("nothing to run");
+
+  for (const auto& w : bench::build_warnings()) std::fprintf(stderr, "ferrite bench: WARNING: %s\n", w.c_str());
+  std::fprintf(stderr, "ferrite bench: %zu experiment(s)%s\n", expanded.size(),
+               a.full ? " (--full: the PBcomb paper's Figures 1-7; this takes a while)" : "");
+
+  const auto records = bench::run_experiments(expanded, [](const std::string& line) {
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+  });
+  const bench::Machine machine = bench::machine_info();
+  std::printf("Ferrite bench — %s, %d CPUs, write-back %s, %s build, commit %s\n", machine.cpu_model.c_str(),
+              machine.cores, machine.flush.c_str(), machine.build_type.c_str(), machine.git_commit.c_str());
+  std::printf("Mops/s: median over reps (min, max); verbs per operation (a pair counts as 2 ops);\n"
+              "comb: requests served per combining round; ratio: vs the reference at the same thread count.\n\n");
+  std::fputs(bench::format_table(records).c_str(), stdout);
+  std::fflush(stdout);
+
+  int rc = 0;
+  for (const auto& r : records)
+    if (!r.error.empty()) rc = 1;
+  const std::string json_text = bench::to_json(records, machine).dump(2) + "\n";
+  if (!a.json.empty()) {
+    if (!write_file(a.json, json_text)) {
+      std::fprintf(stderr, "ferrite bench: cannot write %s\n", a.json.c_str());
+      rc = 1;
+    } else {
+      std::fprintf(stderr, "ferrite bench: wrote %s\n", a.json.c_str());
+    }
+  }
+  if (!a.csv.empty()) {
+    if (!write_file(a.csv, bench::to_csv(records, machine))) {
+      std::fprintf(stderr, "ferrite bench: cannot write %s\n", a.csv.c_str());
+      rc = 1;
+    } else {
+      std::fprintf(stderr, "ferrite bench: wrote %s\n", a.csv.c_str());
+    }
+  }
+  if (!a.plot.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.plot, ec);
+    const std::string json_path = a.json.empty() ? a.plot + "/bench.json" : a.json;
+    if (a.json.empty() && !write_file(json_path, json_text)) {
+      std::fprintf(stderr, "ferrite bench: cannot write %s\n", json_path.c_str());
+      throw cli::Exit{1};
+    }
+    std::string msg;
+    const bool ok = bench::make_plots(json_path, a.plot, &msg);
+    std::fprintf(stderr, "ferrite bench: %s\n", msg.c_str());
+    if (!ok) rc = 1;
+  }
+  if (rc != 0) throw cli::Exit{rc};
+}
+
+void setup_bench(CLI::App* app) {
+  auto a = std::make_shared<BenchArgs>();
+  app->description(
+      "Benchmark techniques side by side (PBcomb paper §6 workloads). Without arguments: --quick.\n"
+      "Output: a table on stdout, progress on stderr; --json/--csv/--plot for files. See docs/bench.md.");
+  app->add_option("--structure,-s", a->structure, "atomic-float|stack|queue|heap (comma list, or all)");
+  app->add_option("--techniques,-t", a->techniques, "comma list of technique names (default: all registered)");
+  app->add_option("--threads", a->threads, "thread counts, e.g. 1,2,4,8")->delimiter(',');
+  app->add_option("--ops", a->ops, "operations per thread per repetition (default 500000)");
+  app->add_option("--duration", a->duration, "seconds per repetition (instead of --ops)");
+  app->add_option("--work", a->work, "local work between operations: uniform in [0,N] dummy iterations")
+      ->capture_default_str();
+  app->add_option("--value-size", a->value_size, "payload bytes per element (>= 8)")->capture_default_str();
+  app->add_option("--backend", a->backend,
+                  "hardware|hardware:clflush|hardware:clflushopt|off|nosync|emulated:NS[:PWB_NS] (comma list)")
+      ->capture_default_str();
+  app->add_option("--reps", a->reps, "measured repetitions (median/min/max)")->capture_default_str();
+  app->add_option("--warmup", a->warmup, "unmeasured repetitions before them")->capture_default_str();
+  app->add_option("--pool-dir", a->pool_dir, "where fresh pools are created (and deleted)")->capture_default_str();
+  app->add_flag("--pin", a->pin, "pin worker i to CPU i mod ncpu");
+  app->add_option("--reference", a->reference,
+                  "technique the ratio column is against (default: best persistent competitor, else first)");
+  app->add_option("--workload", a->workload, "pairs|mix|prefilled|heap-pairs (atomic-float: multiply)");
+  app->add_option("--prefill", a->prefill, "elements inserted before timing (mix, prefilled)");
+  app->add_option("--heap-size", a->heap_size, "heap capacity (heap-pairs prefills half of it)")
+      ->capture_default_str();
+  app->add_option("--seed", a->seed, "random seed")->capture_default_str();
+  app->add_option("--json", a->json, "write records as JSON (schema: docs/bench-schema.md)");
+  app->add_option("--csv", a->csv, "write records as CSV");
+  app->add_option("--plot", a->plot, "write PNG plots into this directory (python3 + matplotlib)");
+  app->add_flag("--quick", a->quick, "about 2 minutes: every structure, 1 and 2 threads, main techniques");
+  app->add_flag("--full", a->full, "the PBcomb paper's Figures 1-7: threads 1,2,4,8, all techniques");
+  app->add_flag("--list", a->list, "list registered techniques and exit");
+  app->callback([a, app] { run(*a, app); });
+}
+
+FERRITE_REGISTER_COMMAND(bench, "Benchmark techniques side by side (throughput, persistence verbs per op)",
+                         setup_bench);
+
+}  // namespace
+}  // namespace ferrite::tools
