@@ -156,6 +156,15 @@ inline void bump(std::atomic<std::int64_t>& c, std::int64_t d) {
 }
 }  // namespace
 
+bool Heap::Impl::refill_from_recovered(int c, ClassState& cs) {
+  std::lock_guard<std::mutex> g(recovered_mu_);
+  auto& v = recovered_free_[c];
+  if (v.empty()) return false;
+  cs.free = std::move(v.back());
+  v.pop_back();
+  return !cs.free.empty();
+}
+
 void* Heap::Impl::alloc(std::size_t n, std::size_t align, int a) {
   if (n == 0) n = 1;
   if (align > L::kChunkSize)
@@ -186,6 +195,9 @@ void* Heap::Impl::alloc(std::size_t n, std::size_t align, int a) {
   ClassState& cs = ar.cls[c];
   void* p;
   if (!cs.free.empty()) {
+    p = cs.free.back();
+    cs.free.pop_back();
+  } else if (cs.next == cs.end && refill_from_recovered(c, cs)) {
     p = cs.free.back();
     cs.free.pop_back();
   } else {
@@ -275,9 +287,9 @@ void Heap::Impl::recover(const std::function<void(const std::function<void(void*
     (*trace)(m);
   }
   // Rebuild, highest chunk first so that LIFO pops hand out ascending
-  // addresses; chunks with free blocks go round-robin to the arenas.
+  // addresses (lowest chunk first); the free blocks of partly live chunks go
+  // to the shared recovered lists, per chunk.
   std::int64_t blocks = 0, bytes = 0;
-  std::vector<int> next_arena(L::kNumClasses, 0);
   std::vector<std::uint64_t> freed;
   for (std::uint64_t i = count_; i-- > 0;) {
     if (!pending_[i] || live[i].empty()) continue;
@@ -313,12 +325,13 @@ void Heap::Impl::recover(const std::function<void(const std::function<void(void*
     bytes += static_cast<std::int64_t>(nlive) * static_cast<std::int64_t>(run_bytes);
     if (nlive == nb) continue;
     const int c = static_cast<int>(L::chunk_kind(e)) - 1;  // runs are all-or-nothing
-    int& na = next_arena[static_cast<std::size_t>(c)];
-    auto& fl = arena_[static_cast<std::size_t>(na)]->cls[c].free;
-    na = (na + 1) % arenas_;
+    std::vector<void*> fl;
+    fl.reserve(nb - nlive);
     for (std::uint32_t j = nb; j-- > 0;)
       if (!((live[i][j / 64] >> (j % 64)) & 1))
         fl.push_back(chunk_addr(i) + static_cast<std::size_t>(j) * bs);
+    std::lock_guard<std::mutex> g(recovered_mu_);
+    recovered_free_[c].push_back(std::move(fl));
   }
   // Orphan run tails (a crash inside a run allocation/free): clear them.
   {

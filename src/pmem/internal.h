@@ -84,6 +84,8 @@ struct Heap::Impl {
     std::atomic<std::int64_t> blocks{0}, bytes{0};
   };
 
+  bool refill_from_recovered(int cls, ClassState& cs);
+
   std::string path_;
   char* base_;
   char* heap_;
@@ -96,6 +98,12 @@ struct Heap::Impl {
   std::vector<std::uint8_t> used_;  // guarded by chunk_mu_: chunk not free
   std::uint64_t hint_ = 0;          // guarded by chunk_mu_: no free chunk below
   std::atomic<std::uint64_t> chunks_used_{0};
+
+  // Free blocks found by recovery, one vector per chunk (each in descending
+  // address order, so pops ascend), shared by all arenas: an arena whose
+  // free list and bump chunk are empty takes one chunk's worth.
+  std::mutex recovered_mu_;
+  std::vector<std::vector<void*>> recovered_free_[layout::kNumClasses];
 
   std::vector<std::uint8_t> pending_;  // chunk assigned at open, not yet recovered
   std::atomic<std::int64_t> base_blocks_{0}, base_bytes_{0};
