@@ -134,6 +134,9 @@ const persist::Backend kTable{"sim", &sim_pwb, &v_pfence, &v_psync, &v_ofence, &
 
 const persist::Backend* attach(void* base, std::size_t size) {
   Sim& s = g();
+  // CRASH: a crashed child re-opens the pool on a crash image; nothing is
+  // simulated there (and the lock may be held by the thread that forked).
+  if (s.child) return &kTable;
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base != nullptr)
     throw std::logic_error("the crash simulator models one pool at a time; another sim pool is open");
