@@ -1,0 +1,99 @@
+// ferrite/combining/pwf_atomic_float.h — PWFAtomicFloat: the paper's
+// AtomicFloat benchmark object on PWFcomb (structure "pwfcomb-float").
+//
+// Paper: PBcomb/PWFcomb (PPoPP'22) §6 (AtomicFloat), Algorithms 3–4.
+// State: one double v (initially 1.0, common with PBAtomicFloat). mul(k):
+// v := v * k, returns the old v. read(): a wait-free validated snapshot.
+//
+// Thread safety: mul/recover/read are safe from distinct thread ids in [0, n).
+// Invariants and persistence: those of PWFcomb (pwfcomb.h); the whole state is
+// inside the StateRec, so there is nothing else to persist.
+// Recovery: attach() (durable linearizability); recover(tid, seq, k) for an
+// operation pending at the crash (Alg. 3 l.4–7).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "ferrite/combining/atomic_float.h"
+#include "ferrite/combining/pwfcomb.h"
+#include "ferrite/pmem/pool.h"
+
+namespace ferrite::combining {
+
+struct PwfFloatObject {
+  static constexpr std::size_t kStateWords = 1;
+  static constexpr std::size_t kFixedWords = 1;
+  static constexpr bool kSeqTags = false;
+  std::size_t used_state_words(const std::uint64_t*) const { return 1; }
+  bool combine(int, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+    double v = std::bit_cast<double>(st[0]);
+    for (auto& e : batch) e.ret = AtomicFloatObject::apply_one(v, static_cast<OpCode>(e.kind), e.arg);
+    st[0] = std::bit_cast<std::uint64_t>(v);
+    return true;
+  }
+  void persist_side(int) {}
+  void on_commit(int) {}
+  void on_abort(int) {}
+};
+
+struct PwfFloatRoot {
+  static constexpr std::uint32_t kTypeTag = 0x50574646;  // "PWFF"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "combining::PwfAtomicFloat";
+  PwfCombLayout comb;
+  explicit PwfFloatRoot(const PwfCombLayout& l) : comb(l) {}
+};
+
+template <unsigned kFaults = pwf_fault::kNone>
+class PwfAtomicFloat {
+ public:
+  using Comb = PwfComb<PwfFloatObject, kFaults>;
+
+  static std::unique_ptr<PwfAtomicFloat> create(pmem::Pool& pool, std::string_view name, int threads,
+                                                PwfOptions opts = {}) {
+    PwfCombLayout l;
+    const std::uint64_t init = std::bit_cast<std::uint64_t>(AtomicFloatObject::kInitial);
+    Comb::create_layout(pool, threads, &l, &init);
+    auto* root = pool.create_root<PwfFloatRoot>(name, l);
+    return std::unique_ptr<PwfAtomicFloat>(new PwfAtomicFloat(pool, root, threads, opts));
+  }
+  // Re-attaches after a restart. recover_heap: rebuild the heap's free lists
+  // from this structure's blocks (only when it is the pool's only user).
+  static std::unique_ptr<PwfAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                                bool recover_heap = false, PwfOptions opts = {}) {
+    auto* root = pool.root<PwfFloatRoot>(name);
+    std::unique_ptr<PwfAtomicFloat> h(new PwfAtomicFloat(pool, root, threads, opts));
+    if (recover_heap)
+      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
+    return h;
+  }
+
+  double mul(int tid, std::uint64_t seq, double k) {
+    return std::bit_cast<double>(
+        comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kMul), std::bit_cast<std::int64_t>(k)));
+  }
+  double recover_mul(int tid, std::uint64_t seq, double k) {
+    return std::bit_cast<double>(
+        comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kMul), std::bit_cast<std::int64_t>(k)));
+  }
+  double read() const {
+    std::vector<std::uint64_t> st;
+    comb_.snapshot(&st);
+    return std::bit_cast<double>(st[0]);
+  }
+  void trace(const std::function<void(void*)>& mark) const { comb_.for_each_record(mark); }
+  double combining_degree() const { return comb_.combining_degree(); }
+  Comb& comb() { return comb_; }
+
+ private:
+  PwfAtomicFloat(pmem::Pool& pool, PwfFloatRoot* root, int n, PwfOptions opts)
+      : comb_(pool, &root->comb, n, obj_, opts) {}
+  PwfFloatObject obj_;
+  Comb comb_;
+};
+
+}  // namespace ferrite::combining

@@ -1,0 +1,251 @@
+// ferrite/combining/pwf_stack.h — PWFstack: a detectably recoverable,
+// wait-free stack on PWFcomb (structure "pwf-stack").
+//
+// Paper: PBcomb/PWFcomb (PPoPP'22) §5 "PBStack and PWFstack" and "Memory
+// Management"; Algorithms 3–4 for the protocol. The stack is a linked list of
+// persistent nodes; the PWFcomb state is just `top`. A combiner (every thread
+// that tries) copies the state, serves the active requests — elimination
+// first (a push paired with a pop in the same batch never touches the list),
+// then the remaining pushes (nodes from its own free list or arena) and pops
+// — writes back the new nodes, then its StateRec, and tries the SC.
+//
+// Thread safety: push/pop/recover_* are safe from distinct thread ids in
+// [0, n).
+//
+// Invariants:
+//   N1 A node's value and next never change while the node is reachable from
+//      any state S has pointed to since the node was last pushed.
+//   N2 (recycling) A node popped by combiner p enters p's free list only after
+//      p's SC that removed it succeeded and p persisted S (Alg. 4 l.31–33).
+//      Only p takes nodes from p's free list; a node it writes is therefore
+//      in no state S points to at or after that SC.
+//   N3 (validation, the "simple validation scheme" the paper borrows for
+//      PWFstack) A combiner dereferences a pointer read from a node only
+//      after VL(S) succeeded following that read. If VL succeeds, S has not
+//      changed since the combiner's LL, so the node is still in the current
+//      state and (N1) what it read is exact. If the node was recycled
+//      meanwhile, the recycling SC changed S, VL fails and the attempt is
+//      abandoned before the garbage is used. Node stores are release and the
+//      validator has an acquire fence (docs/combining-pwf.md, seqlock
+//      argument), so "read a recycled value" implies "VL sees the new S".
+//
+// Persistence invariants: new nodes are written back (persist_side) before
+// the StateRec write-back and the pfence of Alg. 4 l.28–29, hence before the
+// SC makes them reachable. Nodes are recycled only after the removing state
+// is durable (N2), so a durable S never reaches a node being rewritten.
+//
+// Recovery: attach() re-attaches; with recover_heap it traces the durable top
+// through the nodes and marks them and the StateRecs, so the pool heap rebuilds
+// free lists from everything else (per-thread free lists are volatile and
+// start empty). recover_push/recover_pop: Alg. 3 l.4–7.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ferrite/combining/common.h"
+#include "ferrite/combining/pwfcomb.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/cache_padded.h"
+
+namespace ferrite::combining {
+
+// A stack node in the pool. Fields are atomics because stale combiners read
+// nodes that their owner may be recycling (validated reads, N3).
+struct PwfStackNode {
+  std::atomic<std::int64_t> value{0};
+  std::atomic<std::uint64_t> next{0};  // address of the next node, 0 = bottom
+};
+static_assert(sizeof(PwfStackNode) == 16);
+
+template <bool kElimination, bool kRecycle, unsigned kFaults>
+class PwfStackObject {
+ public:
+  static constexpr std::size_t kStateWords = 1;  // top
+  static constexpr std::size_t kFixedWords = 1;
+  static constexpr bool kSeqTags = false;
+
+  PwfStackObject(pmem::Pool& pool, int n)
+      : pool_(pool), per_(std::make_unique<sync::CachePadded<PerThread>[]>(static_cast<std::size_t>(n))) {}
+
+  std::size_t used_state_words(const std::uint64_t*) const { return 1; }
+
+  bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator& vl) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    std::uint64_t top = st[0];
+    std::size_t first = 0;
+    if constexpr (kElimination) {
+      // Pair pushes with pops (Hendler et al. elimination): linearize each
+      // pair as push immediately followed by its pop, before the rest.
+      me.pushes.clear();
+      me.pops.clear();
+      for (auto& e : batch) (e.kind == static_cast<std::int32_t>(OpCode::kPush) ? me.pushes : me.pops).push_back(&e);
+      const std::size_t k = me.pushes.size() < me.pops.size() ? me.pushes.size() : me.pops.size();
+      for (std::size_t i = 0; i < k; ++i) {
+        me.pushes[i]->ret = kAckWord;
+        me.pops[i]->ret = value_word(me.pushes[i]->arg);
+        me.pushes[i]->kind = me.pops[i]->kind = 0;  // served: skip below
+      }
+      first = 0;
+    }
+    for (std::size_t i = first; i < batch.size(); ++i) {
+      auto& e = batch[i];
+      if (e.kind == static_cast<std::int32_t>(OpCode::kPush)) {
+        PwfStackNode* nd = take(p, me);
+        // ORDER: release stores (N3): if nd is a recycled node a stale
+        // combiner may read it; seeing these values implies its VL sees the
+        // SC (ours, before on_commit) that removed nd.
+        nd->value.store(e.arg, std::memory_order_release);
+        nd->next.store(top, std::memory_order_release);
+        top = reinterpret_cast<std::uint64_t>(nd);
+        e.ret = kAckWord;
+      } else if (e.kind == static_cast<std::int32_t>(OpCode::kPop)) {
+        if (top == 0) {
+          e.ret = kEmptyWord;
+          continue;
+        }
+        auto* nd = reinterpret_cast<PwfStackNode*>(top);
+        const std::int64_t v = nd->value.load(std::memory_order_relaxed);
+        const std::uint64_t nx = nd->next.load(std::memory_order_relaxed);
+        if (!vl()) return false;  // N3: validate before using nx / v
+        e.ret = value_word(v);
+        if constexpr (kRecycle) me.popped.push_back(nd);
+        top = nx;
+      }
+    }
+    st[0] = top;
+    return true;
+  }
+
+  void persist_side(int p) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    // PERSIST: the nodes this attempt wrote, before the StateRec (l.28) and
+    // the pfence (l.29) that orders both before the SC.
+    me.wb.reset();
+    for (PwfStackNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
+  }
+  void on_commit(int p) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    // N2: S (which no longer reaches them) is durable now: recycle.
+    for (PwfStackNode* nd : me.popped) me.free.push_back(nd);
+    me.taken.clear();
+    me.popped.clear();
+  }
+  void on_abort(int p) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    // Nodes taken by a failed attempt were never reachable: reuse them.
+    for (auto it = me.taken.rbegin(); it != me.taken.rend(); ++it) me.free.push_back(*it);
+    me.taken.clear();
+    me.popped.clear();
+  }
+  std::size_t free_nodes(int p) const { return per_[static_cast<std::size_t>(p)]->free.size(); }
+
+ private:
+  struct PerThread {
+    std::vector<PwfStackNode*> free;    // recycled nodes (LIFO)
+    std::vector<PwfStackNode*> taken;   // written by the current attempt
+    std::vector<PwfStackNode*> popped;  // removed by the current attempt
+    std::vector<PwfEntry*> pushes, pops;
+    LineWriteback wb;
+  };
+  PwfStackNode* take(int p, PerThread& me) {
+    PwfStackNode* nd;
+    if (!me.free.empty()) {
+      nd = me.free.back();
+      me.free.pop_back();
+    } else {
+      // Arena p: consecutive addresses (persistence principle 3).
+      nd = static_cast<PwfStackNode*>(pool_.heap().alloc(sizeof(PwfStackNode), p));
+    }
+    me.taken.push_back(nd);
+    return nd;
+  }
+  pmem::Pool& pool_;
+  std::unique_ptr<sync::CachePadded<PerThread>[]> per_;
+};
+
+struct PwfStackRoot {
+  static constexpr std::uint32_t kTypeTag = 0x50574653;  // "PWFS"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "combining::PwfStack";
+  PwfCombLayout comb;
+  explicit PwfStackRoot(const PwfCombLayout& l) : comb(l) {}
+};
+
+template <bool kElimination = true, bool kRecycle = true, unsigned kFaults = pwf_fault::kNone>
+class PwfStack {
+ public:
+  using Object = PwfStackObject<kElimination, kRecycle, kFaults>;
+  using Comb = PwfComb<Object, kFaults>;
+
+  static std::unique_ptr<PwfStack> create(pmem::Pool& pool, std::string_view name, int threads,
+                                          PwfOptions opts = {}) {
+    PwfCombLayout l;
+    const std::uint64_t init = 0;  // empty stack
+    Comb::create_layout(pool, threads, &l, &init);
+    auto* root = pool.create_root<PwfStackRoot>(name, l);
+    return std::unique_ptr<PwfStack>(new PwfStack(pool, root, threads, opts));
+  }
+  static std::unique_ptr<PwfStack> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                          bool recover_heap = false, PwfOptions opts = {}) {
+    auto* root = pool.root<PwfStackRoot>(name);
+    std::unique_ptr<PwfStack> h(new PwfStack(pool, root, threads, opts));
+    if (recover_heap)
+      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
+    return h;
+  }
+
+  void push(int tid, std::uint64_t seq, std::int64_t v) {
+    check_value(v, "PwfStack::push");
+    comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kPush), v);
+  }
+  std::optional<std::int64_t> pop(int tid, std::uint64_t seq) {
+    return decode(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kPop), 0));
+  }
+  void recover_push(int tid, std::uint64_t seq, std::int64_t v) {
+    comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kPush), v);
+  }
+  std::optional<std::int64_t> recover_pop(int tid, std::uint64_t seq) {
+    return decode(comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kPop), 0));
+  }
+
+  // Top to bottom (quiescent use only).
+  std::vector<std::int64_t> contents() const {
+    std::vector<std::int64_t> out;
+    for (auto a = comb_.current_state()[0]; a != 0;) {
+      auto* nd = reinterpret_cast<const PwfStackNode*>(a);
+      out.push_back(nd->value.load(std::memory_order_relaxed));
+      a = nd->next.load(std::memory_order_relaxed);
+    }
+    return out;
+  }
+  // Marks the StateRecs and every node reachable from the current top.
+  void trace(const std::function<void(void*)>& mark) const {
+    comb_.for_each_record(mark);
+    for (auto a = comb_.current_state()[0]; a != 0;) {
+      mark(reinterpret_cast<void*>(a));
+      a = reinterpret_cast<const PwfStackNode*>(a)->next.load(std::memory_order_relaxed);
+    }
+  }
+  double combining_degree() const { return comb_.combining_degree(); }
+  Comb& comb() { return comb_; }
+  const Object& object() const { return obj_; }
+
+ private:
+  PwfStack(pmem::Pool& pool, PwfStackRoot* root, int n, PwfOptions opts)
+      : obj_(pool, n), comb_(pool, &root->comb, n, obj_, opts) {}
+  static std::optional<std::int64_t> decode(std::uint64_t w) {
+    if (w == kEmptyWord) return std::nullopt;
+    return word_value(w);
+  }
+  Object obj_;
+  Comb comb_;
+};
+
+}  // namespace ferrite::combining

@@ -1,0 +1,557 @@
+// ferrite/combining/pwfcomb.h — PWFcomb: wait-free recoverable software combining.
+//
+// Implements Algorithms 3–4 of Fatourou, Kallimanis, Kosmas, "The Performance
+// Power of Software Combining in Persistence" (PPoPP'22), section 4
+// (papers/pbcomb-pwfcomb-recoverable-combining.txt). Every thread "pretends to
+// be the combiner": it copies the current StateRec (pointed to by S) into one
+// of its own two StateRecs, applies every active request it sees, persists the
+// record and tries to switch S to it with an SC.
+//
+// Thread safety: perform()/recover() are safe from up to n threads with
+// distinct thread ids in [0, n); attach/create are not concurrent with them.
+//
+// Layout (persistent, in a pmem::Pool):
+//   PwfCombLayout (embedded in the structure's root object): S on its own
+//   cache line, then n, sizes and the offsets of the 2n+1 StateRecs.
+//   StateRec (heap block of arena `owner`, 64-byte aligned, contiguous so one
+//   pwb range covers everything — persistence principle 3), all 64-bit words:
+//     [0] Deactivate bits (bit q)   [1] Index bits (bit q)   [2] pid
+//     [3] reserved                  [4 .. 4+n) ReturnVal[q]
+//     [4+n .. 4+2n) Tag[q]  (only when Obj::kSeqTags)       then the state
+//   Tags: the paper's Deactivate bit per thread (activate = seq % 2) is used
+//   by single-instance objects. An object that is one of two instances used
+//   by the same threads (PWFqueue's IE and ID) sets kSeqTags: the per-thread
+//   seq advances on the other instance too, so its parity on this instance
+//   does not alternate; Tag[q] then stores the full seq of q's last served
+//   request (same protocol, exact detection; PBcomb's TagKind::kSeq).
+//   Records 2p and 2p+1 belong to thread p (MemState[p][0..1]); record 2n is
+//   the paper's initial dummy MemState[n][0]. (MemState[n][1] is never read or
+//   written by Alg. 4 — no thread has pid n — so it is not allocated.)
+//
+// S encoding: one 64-bit word, (version << 8) | record id. LL = load, VL =
+// "S still equals the value LL returned", SC = CAS with version+1. A 56-bit
+// version cannot wrap in practice, so there is no ABA (the paper's LL/SC).
+//
+// Invariants:
+//   I1 S always points to a record whose contents were written and persisted
+//      (pwb + pfence, Alg. 4 l.28–29) before the SC that installed it, and that
+//      record is never written while S points to it: thread p writes only
+//      MemState[p][S->Index[p]], and Index[p] is flipped (l.27) in every record
+//      p installs, so the record p installed last is never p's next target.
+//   I2 The ReturnVal[q] and Deactivate[q] of every state at or after the one
+//      that served q's request are equal until q announces again — so reading
+//      ret[q] from any record S pointed to after q was served is exact, even
+//      if the record is being recycled (it is overwritten with the same value).
+//   I3 A thread returns only when the durable S is at or after the state that
+//      served its request (see "helper write-back" below).
+//
+// Persistence and recovery:
+//   - A combiner persists its record (l.28), pfence (l.29), SC (l.31), then
+//     pwb(&S) + psync (l.32–33) before it returns or reuses any record/node.
+//   - Helper write-back (l.38–48): a thread whose request was served by
+//     another combiner persists S unless the durable S is known to be recent
+//     enough. The paper decides this with Flush[]/CombRound[][] parity; Ferrite
+//     uses a volatile durable-version watermark instead, because the paper's
+//     test consults only the combiner of the *current* S and misses the case
+//     where the round that served q has been overtaken by a later round whose
+//     combiner has not persisted either (docs/combining-pwf.md, "Flush/
+//     CombRound"). The watermark keeps the paper's goal (principles 1 and 2:
+//     a helper writes S back only when no one has made a recent-enough S
+//     durable) and is never wrong.
+//   - Recovery (Alg. 3 l.4–7): attach() rebuilds the volatile part (Request
+//     array with valid = 0, watermark = current S); recover(tid, seq, ...)
+//     announces the request with activate = seq % 2 and re-runs it only if
+//     S->Deactivate[tid] differs.
+//
+// The sequential object (template parameter Obj, held by reference) provides:
+//   static constexpr std::size_t kStateWords;   // maximum state size (words)
+//   static constexpr std::size_t kFixedWords;   // words always copied (<= kStateWords)
+//   static constexpr bool kSeqTags;             // full-seq tags instead of bits
+//   std::size_t used_state_words(const std::uint64_t* st) const;  // must
+//       // tolerate torn input and return a value in [kFixedWords, kStateWords]
+//   bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch,
+//                const PwfValidator& vl);   // fills entry.ret; false = abort
+//   void persist_side(int p);   // pwb side data (new nodes) before the record
+//   void on_commit(int p);      // after the successful SC and pwb(S)+psync
+//   void on_abort(int p);       // attempt failed: give back what it took
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ferrite/combining/common.h"
+#include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/backoff.h"
+#include "ferrite/sync/cache_padded.h"
+
+namespace ferrite::combining {
+
+// Broken variants (deliberately removed persistence steps) for crash tests.
+// Default 0 = the correct algorithm; the checks are `if constexpr`.
+// Bits do not collide with common.h's Fault (kNoHelperPwbS is shared).
+namespace pwf_fault {
+inline constexpr unsigned kNone = 0;
+inline constexpr unsigned kNoHelperPwbS = combining::kNoHelperPwbS;  // Alg. 4 l.44–46 removed
+inline constexpr unsigned kNoPfenceRecord = 1u << 8;  // Alg. 4 l.29 removed
+inline constexpr unsigned kNoIndexPersist = 1u << 9;  // Index kept volatile (l.27–28)
+inline constexpr unsigned kNoConnectPwb = 1u << 10;   // PWFqueue: connecting next not persisted
+}  // namespace pwf_fault
+
+inline constexpr int kPwfMaxThreads = 64;
+inline constexpr int kPwfMaxRecs = 2 * kPwfMaxThreads + 1;
+
+// One request the combiner serves in this attempt.
+struct PwfEntry {
+  int tid;
+  std::int32_t kind;
+  std::int64_t arg;
+  std::uint64_t ret;
+  std::uint64_t act;  // the request's seq (its low bit is the activate bit)
+};
+
+// VL(S) for a combining attempt: true while S still holds the LL value.
+class PwfValidator {
+ public:
+  PwfValidator(const std::atomic<std::uint64_t>* s, std::uint64_t seen) : s_(s), seen_(seen) {}
+  bool operator()() const {
+    // ORDER: the acquire fence orders every earlier (relaxed) read of shared
+    // records/nodes before the re-read of S: if one of those reads saw a
+    // recycled value, the write that recycled it followed an SC that changed
+    // S, and that change is visible here (seqlock argument, see
+    // docs/combining-pwf.md).
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return s_->load(std::memory_order_relaxed) == seen_;
+  }
+
+ private:
+  const std::atomic<std::uint64_t>* s_;
+  std::uint64_t seen_;
+};
+
+// The persistent part of one PWFcomb instance, embedded in a root object.
+struct PwfCombLayout {
+  static constexpr std::uint64_t kMagic = 0x5057'4643'4f4d'4201ull;  // "PWFCOMB\1"
+  alignas(64) std::atomic<std::uint64_t> s{0};  // S (alone on its line: pwb(&S) is one line)
+  char pad_[64 - sizeof(std::atomic<std::uint64_t>)]{};
+  std::uint64_t magic = 0;
+  std::uint32_t n = 0;            // threads
+  std::uint32_t state_words = 0;  // Obj::kStateWords
+  std::uint32_t rec_words = 0;    // 4 + n (+ n tags) + state_words
+  std::uint32_t nrecs = 0;        // 2n + 1
+  std::uint64_t rec_off[kPwfMaxRecs]{};  // pool offsets of the StateRecs
+
+  PwfCombLayout() = default;
+  PwfCombLayout(const PwfCombLayout& o)
+      : s(o.s.load(std::memory_order_relaxed)), magic(o.magic), n(o.n),
+        state_words(o.state_words), rec_words(o.rec_words), nrecs(o.nrecs) {
+    std::memcpy(rec_off, o.rec_off, sizeof(rec_off));
+  }
+  PwfCombLayout& operator=(const PwfCombLayout&) = delete;
+};
+static_assert(offsetof(PwfCombLayout, s) == 0);
+static_assert(offsetof(PwfCombLayout, magic) == 64);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+namespace pwf_detail {
+inline constexpr std::size_t kDeact = 0, kIndex = 1, kPid = 2, kHdr = 4;
+inline std::uint64_t ld(const std::uint64_t* p) {
+  // Relaxed: records are read optimistically and validated with VL (seqlock).
+  return std::atomic_ref<std::uint64_t>(*const_cast<std::uint64_t*>(p)).load(std::memory_order_relaxed);
+}
+inline void st(std::uint64_t* p, std::uint64_t v) {
+  // Relaxed: the record is published by the (release) SC on S; concurrent
+  // stale readers only need atomicity, they discard what they read via VL.
+  std::atomic_ref<std::uint64_t>(*p).store(v, std::memory_order_relaxed);
+}
+inline std::uint64_t version(std::uint64_t s) { return s >> 8; }
+inline std::uint32_t rec_id(std::uint64_t s) { return static_cast<std::uint32_t>(s & 0xff); }
+inline std::uint64_t make_s(std::uint64_t ver, std::uint32_t id) { return (ver << 8) | id; }
+
+}  // namespace pwf_detail
+
+struct PwfOptions {
+  std::uint32_t backoff_min = 0;    // spins before the first attempt (Alg. 3 l.2)
+  std::uint32_t backoff_max = 512;  // cap of the adaptive backoff (Alg. 4 l.36)
+};
+
+template <class Obj, unsigned kFaults = pwf_fault::kNone>
+class PwfComb {
+ public:
+  static constexpr unsigned kFaultMask = kFaults;
+  static constexpr bool kSeqTags = Obj::kSeqTags;
+
+  static std::size_t record_words(int n) {
+    return pwf_detail::kHdr + static_cast<std::size_t>(n) * (kSeqTags ? 2 : 1) + Obj::kStateWords;
+  }
+
+  // Allocates and persists the StateRecs and fills `out` (to be embedded in
+  // a root; create_root persists the root before publishing it).
+  static void create_layout(pmem::Pool& pool, int n, PwfCombLayout* out,
+                            const std::uint64_t* init_state) {
+    if (n <= 0 || n > kPwfMaxThreads)
+      throw std::invalid_argument("PWFcomb: threads must be in [1, " +
+                                  std::to_string(kPwfMaxThreads) + "], got " + std::to_string(n));
+    const std::size_t words = record_words(n);
+    out->magic = PwfCombLayout::kMagic;
+    out->n = static_cast<std::uint32_t>(n);
+    out->state_words = static_cast<std::uint32_t>(Obj::kStateWords);
+    out->rec_words = static_cast<std::uint32_t>(words);
+    out->nrecs = static_cast<std::uint32_t>(2 * n + 1);
+    const std::size_t soff = words - Obj::kStateWords;
+    for (std::uint32_t r = 0; r < out->nrecs; ++r) {
+      const bool dummy = r == 2u * static_cast<std::uint32_t>(n);
+      // Thread p's records come from arena p (consecutive addresses).
+      const int owner = dummy ? 0 : static_cast<int>(r / 2);
+      auto* rec = static_cast<std::uint64_t*>(pool.heap().alloc(words * 8, owner));
+      std::memset(rec, 0, words * 8);
+      rec[pwf_detail::kPid] = dummy ? static_cast<std::uint64_t>(n) : r / 2;
+      std::memcpy(rec + soff, init_state, Obj::kStateWords * 8);
+      // PERSIST: initial MemState contents durable before the root that
+      // names them (Alg. 3 "initially"); create_root pfences + publishes.
+      persist::pwb(rec, words * 8);
+      out->rec_off[r] = pool.offset_of(rec);
+    }
+    // S := &MemState[n][0] (Alg. 3), version 1.
+    out->s.store(pwf_detail::make_s(1, static_cast<std::uint32_t>(2 * n)), std::memory_order_relaxed);
+    persist::pfence();
+  }
+
+  // Attaches the volatile handle to a persistent layout (after create or after
+  // a restart: this is the structure-level recovery of PWFcomb; the Request
+  // array restarts with valid = 0). Throws pmem::PoolError on a mismatch.
+  PwfComb(pmem::Pool& pool, PwfCombLayout* layout, int n, Obj& obj, PwfOptions opts = {})
+      : lay_(layout), n_(n), obj_(obj), opts_(opts) {
+    if (lay_->magic != PwfCombLayout::kMagic)
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: bad layout magic in " + pool.path());
+    if (static_cast<int>(lay_->n) != n)
+      throw pmem::PoolError(pmem::Errc::kInvalidArgument,
+                            "PWFcomb: structure in " + pool.path() + " was created for " +
+                                std::to_string(lay_->n) + " threads, attached with " +
+                                std::to_string(n));
+    if (lay_->state_words != Obj::kStateWords || lay_->rec_words != record_words(n) ||
+        lay_->nrecs != 2 * lay_->n + 1)
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: inconsistent layout in " + pool.path());
+    words_ = lay_->rec_words;
+    for (std::uint32_t r = 0; r < lay_->nrecs; ++r) {
+      if (!pool.contains(pool.at<void>(lay_->rec_off[r]), words_ * 8))
+        throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: StateRec outside the pool " + pool.path());
+      recs_[r] = pool.at<std::uint64_t>(lay_->rec_off[r]);
+    }
+    const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
+    if (pwf_detail::rec_id(s) >= lay_->nrecs)
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: S names no StateRec in " + pool.path());
+    // After a restart the S in memory is the durable S.
+    durable_ver_.store(pwf_detail::version(s), std::memory_order_relaxed);
+    threads_ = std::make_unique<sync::CachePadded<ThreadState>[]>(static_cast<std::size_t>(n));
+    for (int p = 0; p < n; ++p) {
+      auto& t = *threads_[static_cast<std::size_t>(p)];
+      t.scratch.assign(words_, 0);
+      t.backoff = opts_.backoff_min;
+      t.batch.reserve(static_cast<std::size_t>(n));
+    }
+  }
+
+  int threads() const { return n_; }
+  PwfCombLayout* layout() const { return lay_; }
+  // All StateRecs (for heap recovery by tracing).
+  template <class F>
+  void for_each_record(F&& f) const {
+    for (std::uint32_t r = 0; r < lay_->nrecs; ++r) f(static_cast<void*>(recs_[r]));
+  }
+
+  // PWFcomb(func, args, seq), Alg. 3 l.1–3. The request's activate bit is
+  // seq % 2 (kSeqTags: its tag is seq). seq must differ in parity (tags:
+  // value) from the thread's last served request, also across restarts: the
+  // caller's persistent per-thread seq (paper §2). Violations throw.
+  std::uint64_t perform(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
+    check_tid(p);
+    check_seq(seq);
+    if (served_now(p, seq))
+      throw std::logic_error("PWFcomb: thread " + std::to_string(p) + " reused seq " +
+                             std::to_string(seq) +
+                             (kSeqTags ? " (seq must change per operation)"
+                                       : " parity (seq must alternate odd/even per operation)"));
+    announce(p, kind, arg, seq);  // l.1
+    auto& t = *threads_[static_cast<std::size_t>(p)];
+    for (std::uint32_t i = 0; i < t.backoff; ++i) sync::cpu_relax();  // l.2 Backoff()
+    return perform_request(p, seq);                                  // l.3
+  }
+
+  // Recover(func, args, seq), Alg. 3 l.4–7.
+  std::uint64_t recover(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
+    check_tid(p);
+    check_seq(seq);
+    announce(p, kind, arg, seq);                          // l.4
+    if (!served_now(p, seq)) return perform_request(p, seq);  // l.5–6
+    // l.7. The S we read may not be durable yet if the crash is only a
+    // re-attach in the same run; after a real restart it is.
+    ensure_durable(current_version());
+    return read_ret(p);
+  }
+
+  // Whether thread p's request with this seq took effect (current S).
+  bool applied(int p, std::uint64_t seq) const { return served_now(p, seq); }
+
+  // Consistent copy of the current state (kStateWords words). Lock-free:
+  // retries only when an SC intervened.
+  void snapshot(std::vector<std::uint64_t>* out) const {
+    std::vector<std::uint64_t> buf(words_);
+    for (;;) {
+      const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
+      const std::uint64_t* rec = recs_[pwf_detail::rec_id(s)];
+      for (std::size_t i = 0; i < words_; ++i) buf[i] = pwf_detail::ld(rec + i);
+      if (PwfValidator(&lay_->s, s)()) break;
+    }
+    out->assign(buf.begin() + static_cast<std::ptrdiff_t>(state_off()), buf.end());
+  }
+  // The current state in place (quiescent use only: recovery, observe()).
+  const std::uint64_t* current_state() const {
+    return recs_[pwf_detail::rec_id(lay_->s.load(std::memory_order_acquire))] + state_off();
+  }
+  std::uint64_t current_version() const {
+    return pwf_detail::version(lay_->s.load(std::memory_order_acquire));
+  }
+  // Validated read of the state words [0, k) with the S value they belong to.
+  std::uint64_t read_state(std::uint64_t* out, std::size_t k) const {
+    for (;;) {
+      const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
+      const std::uint64_t* st = recs_[pwf_detail::rec_id(s)] + state_off();
+      for (std::size_t i = 0; i < k; ++i) out[i] = pwf_detail::ld(st + i);
+      if (PwfValidator(&lay_->s, s)()) return s;
+    }
+  }
+
+  // Makes the durable S at least version `ver` (the helper write-back of
+  // Alg. 4 l.44–46, guarded by the durable-version watermark).
+  void ensure_durable(std::uint64_t ver) {
+    if (durable_ver_.load(std::memory_order_acquire) >= ver) return;
+    const std::uint64_t now = lay_->s.load(std::memory_order_acquire);
+    // PERSIST: pwb writes back S's line as it is now (version >= ver);
+    // psync makes it durable before we return (Alg. 4 l.44–46).
+    persist::pwb(&lay_->s);
+    persist::psync();
+    bump_durable(pwf_detail::version(now));
+  }
+  std::uint64_t durable_version() const { return durable_ver_.load(std::memory_order_acquire); }
+
+  // Average requests served per successful combining round.
+  double combining_degree() const {
+    const std::uint64_t rounds = sum(&ThreadState::rounds);
+    return rounds == 0 ? 0.0 : static_cast<double>(sum(&ThreadState::served)) / static_cast<double>(rounds);
+  }
+  std::uint64_t rounds() const { return sum(&ThreadState::rounds); }
+  // Helper write-backs performed / skipped thanks to the watermark.
+  std::uint64_t helper_pwbs() const { return sum(&ThreadState::helper_pwbs); }
+  std::uint64_t helper_skips() const { return sum(&ThreadState::helper_skips); }
+
+ private:
+  struct Request {
+    // ORDER: kind and arg are relaxed; they are published by the seq_cst
+    // store to `word` = (seq << 1) | valid, and read after loading it.
+    std::atomic<std::int32_t> kind{0};
+    std::atomic<std::int64_t> arg{0};
+    std::atomic<std::uint64_t> word{0};
+  };
+  struct ThreadState {
+    Request req;
+    std::vector<std::uint64_t> scratch;  // DRAM copy the attempt works on
+    std::vector<PwfEntry> batch;
+    std::uint32_t backoff = 0;
+    std::uint64_t vol_index = 0;  // kNoIndexPersist only: Index[p] in DRAM
+    // Written only by the owner (relaxed load+store), summed by readers.
+    std::atomic<std::uint64_t> rounds{0}, served{0}, helper_pwbs{0}, helper_skips{0};
+  };
+
+  std::size_t tag_off() const { return pwf_detail::kHdr + static_cast<std::size_t>(n_); }
+  std::size_t state_off() const { return words_ - Obj::kStateWords; }
+
+  std::uint64_t sum(std::atomic<std::uint64_t> ThreadState::*m) const {
+    std::uint64_t r = 0;
+    for (int p = 0; p < n_; ++p)
+      r += ((*threads_[static_cast<std::size_t>(p)]).*m).load(std::memory_order_relaxed);
+    return r;
+  }
+  static void inc(std::atomic<std::uint64_t>& c, std::uint64_t k = 1) {
+    c.store(c.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
+  }
+
+  void check_tid(int p) const {
+    if (p < 0 || p >= n_)
+      throw std::out_of_range("PWFcomb: thread id " + std::to_string(p) + " not in [0, " +
+                              std::to_string(n_) + ")");
+  }
+  static void check_seq(std::uint64_t seq) {
+    if (kSeqTags && (seq == 0 || seq >= (1ull << 62)))
+      throw std::invalid_argument("PWFcomb: seq must be in [1, 2^62)");
+  }
+
+  // Is the request with this seq served in record `rec` (tag or parity)?
+  bool served_in(const std::uint64_t* rec, int q, std::uint64_t seq) const {
+    if constexpr (kSeqTags) return pwf_detail::ld(rec + tag_off() + static_cast<std::size_t>(q)) == seq;
+    else return ((pwf_detail::ld(rec + pwf_detail::kDeact) >> q) & 1u) == (seq & 1u);
+  }
+  bool served_now(int p, std::uint64_t seq) const {
+    // I2: the tag/Deactivate of p is the same in every state after p's last
+    // serve, so reading it from a record being recycled is still exact.
+    const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
+    return served_in(recs_[pwf_detail::rec_id(s)], p, seq);
+  }
+  std::uint64_t read_ret(int p) const {
+    const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
+    return pwf_detail::ld(recs_[pwf_detail::rec_id(s)] + pwf_detail::kHdr + static_cast<std::size_t>(p));
+  }
+
+  void announce(int p, std::int32_t kind, std::int64_t arg, std::uint64_t seq) {
+    auto& r = threads_[static_cast<std::size_t>(p)]->req;
+    r.kind.store(kind, std::memory_order_relaxed);
+    r.arg.store(arg, std::memory_order_relaxed);
+    // ORDER: seq_cst store (xchg) orders the announcement before this
+    // thread's (seq_cst) LL of S: a combiner that LLs a value of S
+    // installed after our LL sees the request. The PSim argument "two failed
+    // attempts => served" needs exactly this store->load order, which TSO's
+    // store buffer does not give for free.
+    r.word.store((seq << 1) | 1u, std::memory_order_seq_cst);
+  }
+
+  void bump_durable(std::uint64_t ver) {
+    std::uint64_t cur = durable_ver_.load(std::memory_order_relaxed);
+    // ORDER: release publishes "durable up to ver" after our psync.
+    while (cur < ver && !durable_ver_.compare_exchange_weak(cur, ver, std::memory_order_release,
+                                                            std::memory_order_relaxed)) {
+    }
+  }
+
+  std::size_t clamp_used(std::size_t w) const {
+    if (w < Obj::kFixedWords) return Obj::kFixedWords;
+    if (w > Obj::kStateWords) return Obj::kStateWords;
+    return w;
+  }
+
+  // Alg. 4, PerformRequest.
+  std::uint64_t perform_request(int p, std::uint64_t seq) {
+    using namespace pwf_detail;
+    auto& t = *threads_[static_cast<std::size_t>(p)];
+    std::uint64_t* sc = t.scratch.data();
+    const std::size_t soff = state_off();
+    std::uint64_t served_at = 0;  // version of the first S seen with our request served
+    for (int attempt = 0;; ++attempt) {
+      // ORDER: seq_cst (a plain load on x86) pairs with announce().
+      const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);  // l.9 LL(S)
+      const std::uint64_t* cur = recs_[rec_id(s)];
+      // l.13: copy the current StateRec (optimistically; validated at l.18).
+      const std::size_t fixed = soff + Obj::kFixedWords;
+      for (std::size_t i = 0; i < fixed; ++i) sc[i] = ld(cur + i);
+      std::size_t used = soff + clamp_used(obj_.used_state_words(sc + soff));
+      for (std::size_t i = fixed; i < used; ++i) sc[i] = ld(cur + i);
+      const PwfValidator vl(&lay_->s, s);
+      if (!vl()) continue;  // l.18
+      if (served_in(sc, p, seq)) {  // already served: nothing left to do (PSim early exit)
+        served_at = version(s);
+        break;
+      }
+      // (By the PSim argument at most two attempts reach this point: two
+      // failed attempts mean two SCs after our announcement, the second of
+      // which saw it. The loop nevertheless only exits once served.)
+      // l.11: ind := Index[p] of the record we copied.
+      std::uint64_t ind;
+      if constexpr ((kFaults & pwf_fault::kNoIndexPersist) != 0) ind = t.vol_index;
+      else ind = (sc[kIndex] >> p) & 1u;
+      sc[kPid] = static_cast<std::uint64_t>(p);  // l.14
+      // l.19–20: collect the active, valid requests.
+      t.batch.clear();
+      for (int q = 0; q < n_; ++q) {
+        auto& rq = threads_[static_cast<std::size_t>(q)]->req;
+        // ORDER: seq_cst load (a plain mov on x86); also acquires kind/arg.
+        // A newer announcement than the one our copy lacks can only be read
+        // if q's previous request was served after our LL: then S changed
+        // and our SC fails, so mixing fields of two requests is harmless.
+        const std::uint64_t w = rq.word.load(std::memory_order_seq_cst);
+        if ((w & 1u) == 0) continue;  // not valid (nothing announced since start/restart)
+        const std::uint64_t qseq = w >> 1;
+        if (served_in(sc, q, qseq)) continue;  // not active
+        t.batch.push_back(PwfEntry{q, rq.kind.load(std::memory_order_relaxed),
+                                   rq.arg.load(std::memory_order_relaxed), 0, qseq});
+      }
+      std::span<PwfEntry> batch(t.batch);
+      if (!obj_.combine(p, sc + soff, batch, vl)) {  // l.21–22 (object aborts on failed VL)
+        obj_.on_abort(p);
+        continue;
+      }
+      for (const auto& e : batch) {
+        const auto q = static_cast<std::size_t>(e.tid);
+        sc[kHdr + q] = e.ret;  // l.23
+        if constexpr (kSeqTags) sc[tag_off() + q] = e.act;  // l.24 (full tag)
+        else sc[kDeact] = (sc[kDeact] & ~(1ull << q)) | ((e.act & 1u) << q);  // l.24
+      }
+      used = soff + clamp_used(obj_.used_state_words(sc + soff));
+      if (!vl()) {  // l.26
+        obj_.on_abort(p);
+        continue;
+      }
+      std::uint64_t* mine = recs_[2 * static_cast<std::size_t>(p) + ind];
+      // l.27: flip Index[p]; persisted with the record by l.28.
+      if constexpr ((kFaults & pwf_fault::kNoIndexPersist) != 0) t.vol_index = 1 - ind;
+      else sc[kIndex] ^= 1ull << p;
+      // ORDER: release fence before overwriting our record (seqlock writer
+      // side): a stale reader that sees one of these stores also sees, at
+      // its VL, the S change we observed at our LL.
+      std::atomic_thread_fence(std::memory_order_release);
+      for (std::size_t i = 0; i < used; ++i) st(mine + i, sc[i]);
+      obj_.persist_side(p);          // PERSIST: new nodes before the record and S
+      persist::pwb(mine, used * 8);  // PERSIST: Alg. 4 l.28 (one range: bits, ReturnVal, state)
+      if constexpr ((kFaults & pwf_fault::kNoPfenceRecord) == 0) {
+        persist::pfence();  // PERSIST: Alg. 4 l.29 — record durable before S can be
+      }
+      std::uint64_t expected = s;
+      const std::uint64_t ns = make_s(version(s) + 1, static_cast<std::uint32_t>(2 * p + ind));
+      // ORDER: release publishes the record; acquire on failure (we reread S).
+      if (lay_->s.compare_exchange_strong(expected, ns, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {  // l.31 SC
+        persist::pwb(&lay_->s);  // PERSIST: Alg. 4 l.32
+        persist::psync();        // PERSIST: Alg. 4 l.33 — before we return or reuse anything
+        bump_durable(version(ns));  // l.34 (the watermark plays Flush[p])
+        obj_.on_commit(p);
+        inc(t.rounds);
+        inc(t.served, batch.size());
+        t.backoff = t.backoff / 2 > opts_.backoff_min ? t.backoff / 2 : opts_.backoff_min;
+        return sc[kHdr + static_cast<std::size_t>(p)];  // l.35
+      }
+      obj_.on_abort(p);
+      // l.36 BackoffCalculate(): the SC lost, wait longer next time.
+      t.backoff = t.backoff * 2 + 1 < opts_.backoff_max ? t.backoff * 2 + 1 : opts_.backoff_max;
+      for (std::uint32_t i = 0; i < t.backoff; ++i) sync::cpu_relax();
+    }
+    // l.38–48: served by another combiner; make a durable S cover it.
+    if constexpr ((kFaults & pwf_fault::kNoHelperPwbS) == 0) {
+      if (durable_ver_.load(std::memory_order_acquire) < served_at) {
+        inc(t.helper_pwbs);
+        ensure_durable(served_at);
+      } else {
+        inc(t.helper_skips);
+      }
+    }
+    return read_ret(p);  // l.50 (I2: stable until our next announcement)
+  }
+
+  PwfCombLayout* lay_;
+  int n_;
+  Obj& obj_;
+  PwfOptions opts_;
+  std::size_t words_ = 0;
+  std::uint64_t* recs_[kPwfMaxRecs]{};
+  std::unique_ptr<sync::CachePadded<ThreadState>[]> threads_;
+  // Highest version of S known to be durable (volatile). Replaces the
+  // paper's Flush[]/CombRound[][] test (see the header comment).
+  alignas(sync::kPadding) std::atomic<std::uint64_t> durable_ver_{0};
+};
+
+}  // namespace ferrite::combining

@@ -1,0 +1,98 @@
+// Single-threaded behaviour of PWFcomb and the structures on it: sequential
+// semantics, detectable recovery (Alg. 3 l.4–7), re-attach, clear errors.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "ferrite/combining/pwf_atomic_float.h"
+#include "ferrite/combining/pwf_stack.h"
+#include "pwf_test_util.h"
+
+namespace fc = ferrite::combining;
+using fc::pwftest::Pool;
+
+namespace {
+
+TEST(PwfFloat, MulReturnsOldValueAndSurvivesReopen) {
+  Pool tp("float");
+  {
+    auto f = fc::PwfAtomicFloat<>::create(*tp, "f", 2);
+    EXPECT_EQ(f->mul(0, 1, 2.0), 1.0);
+    EXPECT_EQ(f->mul(1, 1, 3.0), 2.0);
+    EXPECT_EQ(f->mul(0, 2, 0.5), 6.0);
+    EXPECT_EQ(f->read(), 3.0);
+    EXPECT_GT(f->combining_degree(), 0.0);
+  }
+  tp.reopen();
+  auto f = fc::PwfAtomicFloat<>::attach(*tp, "f", 2, true);
+  EXPECT_EQ(f->read(), 3.0);
+  // Thread 0's last op (seq 2) was applied: recover returns its response
+  // without re-applying it.
+  EXPECT_EQ(f->recover_mul(0, 2, 0.5), 6.0);
+  EXPECT_EQ(f->read(), 3.0);
+  // A pending op that did not take effect is applied by recover.
+  EXPECT_EQ(f->recover_mul(1, 2, 10.0), 3.0);
+  EXPECT_EQ(f->read(), 30.0);
+}
+
+TEST(PwfFloat, ClearErrors) {
+  Pool tp("floaterr");
+  EXPECT_THROW(fc::PwfAtomicFloat<>::create(*tp, "f", 0), std::invalid_argument);
+  EXPECT_THROW(fc::PwfAtomicFloat<>::create(*tp, "g", 65), std::invalid_argument);
+  auto f = fc::PwfAtomicFloat<>::create(*tp, "f", 2);
+  EXPECT_THROW(f->mul(2, 1, 2.0), std::out_of_range);
+  f->mul(0, 1, 2.0);
+  EXPECT_THROW(f->mul(0, 3, 2.0), std::logic_error);  // same parity as the served seq 1
+  f.reset();
+  EXPECT_THROW(fc::PwfAtomicFloat<>::attach(*tp, "f", 3), ferrite::pmem::PoolError);
+}
+
+template <class S>
+void stack_sequential(const char* tag) {
+  Pool tp(tag);
+  auto s = S::create(*tp, "s", 2);
+  std::uint64_t seq = 0;
+  EXPECT_EQ(s->pop(0, ++seq), std::nullopt);
+  for (int i = 0; i < 100; ++i) s->push(0, ++seq, i);
+  for (int i = 99; i >= 50; --i) EXPECT_EQ(s->pop(0, ++seq), i);
+  for (int i = 0; i < 10; ++i) s->push(0, ++seq, 1000 + i);  // reuses recycled nodes
+  auto c = s->contents();
+  ASSERT_EQ(c.size(), 60u);
+  EXPECT_EQ(c.front(), 1009);
+  EXPECT_EQ(c.back(), 0);
+  EXPECT_THROW(s->push(0, ++seq, static_cast<std::int64_t>(fc::kEmptyWord)), std::invalid_argument);
+}
+TEST(PwfStack, SequentialLifo) { stack_sequential<fc::PwfStack<>>("stack"); }
+TEST(PwfStack, SequentialLifoNoElimNoRec) { stack_sequential<fc::PwfStack<false, false>>("stacknn"); }
+
+TEST(PwfStack, RecycledNodesAreReused) {
+  Pool tp("stackrec");
+  auto s = fc::PwfStack<>::create(*tp, "s", 1);
+  std::uint64_t seq = 0;
+  s->push(0, ++seq, 1);
+  s->pop(0, ++seq);
+  EXPECT_EQ(s->object().free_nodes(0), 1u);
+  s->push(0, ++seq, 2);
+  EXPECT_EQ(s->object().free_nodes(0), 0u);
+}
+
+TEST(PwfStack, ReopenTracesNodesAndRecovers) {
+  Pool tp("stackreopen");
+  {
+    auto s = fc::PwfStack<>::create(*tp, "s", 2);
+    for (int i = 1; i <= 20; ++i) s->push(i % 2, static_cast<std::uint64_t>((i + 1) / 2), i);
+  }
+  tp.reopen();
+  auto s = fc::PwfStack<>::attach(*tp, "s", 2, true);
+  EXPECT_EQ(s->contents().size(), 20u);
+  // Thread 1's last push (seq 10, value 19) took effect: not re-applied.
+  s->recover_push(1, 10, 19);
+  EXPECT_EQ(s->contents().size(), 20u);
+  EXPECT_EQ(s->recover_pop(0, 11), 20);
+  for (int i = 19; i >= 1; --i) EXPECT_EQ(s->pop(0, 12 + static_cast<std::uint64_t>(19 - i)), i);
+}
+
+}  // namespace
