@@ -542,7 +542,7 @@ std::vector<std::string> build_warnings() {
 
 namespace {
 
-nlohmann::json machine_json(const Machine& m) {
+nlohmann::ordered_json machine_json(const Machine& m) {
   return {{"cpu_model", m.cpu_model},   {"cores", m.cores},
           {"flush", m.flush},           {"compiler", m.compiler},
           {"cxx_flags", m.cxx_flags},   {"build_type", m.build_type},
@@ -554,11 +554,12 @@ nlohmann::json machine_json(const Machine& m) {
 
 }  // namespace
 
-nlohmann::json to_json(const std::vector<Record>& records, const Machine& m) {
-  nlohmann::json list = nlohmann::json::array();
-  const nlohmann::json mj = machine_json(m);
+nlohmann::ordered_json to_json(const std::vector<Record>& records, const Machine& m) {
+  using J = nlohmann::ordered_json;
+  J list = J::array();
+  const J mj = machine_json(m);
   for (const auto& r : records) {
-    nlohmann::json j = {
+    J j = {
         {"schema", "ferrite-bench/1"},
         {"experiment", r.experiment},
         {"structure", r.structure},
@@ -585,13 +586,13 @@ nlohmann::json to_json(const std::vector<Record>& records, const Machine& m) {
         {"verbs_per_op", r.verbs_per_op},
         {"combining_degree", r.combining_degree},
         {"reference", r.reference},
-        {"ratio", r.ratio ? nlohmann::json(*r.ratio) : nlohmann::json(nullptr)},
+        {"ratio", r.ratio ? J(*r.ratio) : J(nullptr)},
         {"work", r.work},
         {"value_size", r.value_size},
         {"heap_size", r.heap_size},
         {"prefill", r.prefill},
         {"pinned", r.pinned},
-        {"error", r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error)},
+        {"error", r.error.empty() ? J(nullptr) : J(r.error)},
         {"machine", mj},
     };
     list.push_back(std::move(j));

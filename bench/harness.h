@@ -138,7 +138,7 @@ std::string choose_reference(const std::vector<Record>& records, const std::stri
 void assign_ratios(std::vector<Record>& records, const std::string& wanted);
 
 // Output.
-nlohmann::json to_json(const std::vector<Record>& records, const Machine& m);
+nlohmann::ordered_json to_json(const std::vector<Record>& records, const Machine& m);
 std::string to_csv(const std::vector<Record>& records, const Machine& m);
 std::string format_table(const std::vector<Record>& records);
 

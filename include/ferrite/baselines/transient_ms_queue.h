@@ -52,7 +52,7 @@ class MsQueue {
   void enqueue(int tid, const T& v) {
     Node* node = new Node{};
     node->value = v;
-    auto guard = reclaim_.pin(tid);
+    [[maybe_unused]] auto guard = reclaim_.pin(tid);  // held to the end of the operation
     for (;;) {
       // ORDER: acquire pairs with the release CAS that published `tail`'s
       // successor or swung tail_, so the node we read is fully constructed.
@@ -77,7 +77,7 @@ class MsQueue {
   }
 
   bool try_dequeue(int tid, T* out) {
-    auto guard = reclaim_.pin(tid);
+    [[maybe_unused]] auto guard = reclaim_.pin(tid);  // held to the end of the operation
     for (;;) {
       Node* head = head_.value.load(std::memory_order_acquire);
       Node* tail = tail_.value.load(std::memory_order_acquire);

@@ -44,7 +44,7 @@ class TreiberStack {
 
   void push(int tid, const T& v) {
     Node* node = new Node{v, nullptr};
-    auto guard = reclaim_.pin(tid);
+    [[maybe_unused]] auto guard = reclaim_.pin(tid);  // held to the end of the operation
     Node* top = top_.value.load(std::memory_order_relaxed);  // relaxed: the CAS re-validates
     sync::Backoff backoff;
     for (;;) {
@@ -58,7 +58,7 @@ class TreiberStack {
   }
 
   bool try_pop(int tid, T* out) {
-    auto guard = reclaim_.pin(tid);
+    [[maybe_unused]] auto guard = reclaim_.pin(tid);  // held to the end of the operation
     // ORDER: acquire pairs with push's release: top->next/value are visible.
     Node* top = top_.value.load(std::memory_order_acquire);
     sync::Backoff backoff;

@@ -1,0 +1,87 @@
+// tests/bench/cli_test.cc — `ferrite bench` from the outside: usage errors
+// exit 2 with a message, a tiny run exits 0 and writes parseable JSON/CSV.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string output;  // stdout + stderr
+};
+
+Result run_cli(const std::string& args) {
+  const std::string cmd = std::string(FERRITE_CLI_PATH) + " " + args + " 2>&1";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
+  const int status = ::pclose(f);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(BenchCli, UsageErrorsExitTwo) {
+  const char* bad[] = {
+      "bench --threads 0",
+      "bench --threads x",
+      "bench --structure nope",
+      "bench --structure queue --backend bogus",
+      "bench --structure queue --backend sim",
+      "bench --structure queue --ops 10 --duration 1",
+      "bench --structure queue --techniques no-such-technique",
+      "bench --structure queue --workload multiply",
+      "bench --structure queue --workload nope",
+      "bench --structure queue --reps 0",
+      "bench --structure queue --value-size 4",
+      "bench --structure queue --pool-dir /nonexistent/dir",
+      "bench --quick --full",
+      "bench --no-such-flag",
+  };
+  for (const char* args : bad) {
+    const Result r = run_cli(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+    EXPECT_FALSE(r.output.empty()) << args << ": no message";
+  }
+}
+
+TEST(BenchCli, ListShowsTransientCompetitors) {
+  const Result r = run_cli("bench --list");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("transient-ms"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("transient-treiber"), std::string::npos) << r.output;
+}
+
+TEST(BenchCli, TinyRunWritesJsonAndCsv) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "r.json").string(), csv = (dir / "r.csv").string();
+  const Result r = run_cli("bench --structure queue,stack --techniques transient-ms,transient-treiber,mutex-std "
+                           "--threads 1,2 --ops 200 --reps 2 --warmup 0 --work 8 --json " + json + " --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Mops/s"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_EQ(j.size(), 8u);  // (2 + 2 techniques) x 2 thread counts
+  for (const auto& rec : j) {
+    EXPECT_EQ(rec.at("reps").get<int>(), 2);
+    EXPECT_EQ(rec.at("ops_total").get<std::uint64_t>(), 2u * 200u * rec.at("threads").get<std::uint64_t>());
+    EXPECT_GT(rec.at("mops_median").get<double>(), 0.0);
+  }
+  std::ifstream c(csv);
+  std::string header;
+  std::getline(c, header);
+  EXPECT_NE(header.find("mops_median"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,290 @@
+// tests/bench/harness_test.cc — the benchmark harness: every registered
+// technique runs a tiny benchmark and yields sane records; JSON/CSV carry the
+// schema fields; failures are reported, never hang.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <unistd.h>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/harness.h"
+
+namespace ferrite::bench {
+namespace {
+
+double test_scale() {
+  const char* s = std::getenv("FERRITE_TEST_SCALE");
+  return s ? std::max(0.01, std::atof(s)) : 1.0;
+}
+
+std::uint64_t scaled(std::uint64_t n) {
+  return std::max<std::uint64_t>(8, static_cast<std::uint64_t>(static_cast<double>(n) * test_scale()));
+}
+
+Experiment tiny(Structure s, std::vector<std::string> techniques, std::uint64_t ops) {
+  Experiment e;
+  e.label = "test";
+  e.structure = s;
+  e.workload = default_workload(s);
+  e.techniques = std::move(techniques);
+  e.threads = {1, 2};
+  e.ops_per_thread = ops;
+  e.work = 16;
+  e.reps = 1;
+  e.warmup = 0;
+  e.heap_size = 64;
+  return e;
+}
+
+const std::vector<Structure> kStructures = {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue,
+                                            Structure::kHeap};
+
+TEST(BenchHarness, TransientCompetitorsAreRegistered) {
+  EXPECT_NE(find_technique(Structure::kQueue, "transient-ms"), nullptr);
+  EXPECT_NE(find_technique(Structure::kStack, "transient-treiber"), nullptr);
+  for (Structure s : kStructures) EXPECT_NE(find_technique(s, "mutex-std"), nullptr) << structure_name(s);
+#ifdef FERRITE_HAVE_LIBCDS
+  EXPECT_NE(find_technique(Structure::kQueue, "libcds-msqueue"), nullptr);
+  EXPECT_NE(find_technique(Structure::kStack, "libcds-treiber"), nullptr);
+#endif
+}
+
+// Every technique of every structure: a few hundred operations on 1 and 2
+// threads must produce a record with coherent numbers.
+TEST(BenchHarness, EveryRegisteredTechniqueProducesSaneRecords) {
+  const std::uint64_t ops = scaled(300);
+  std::size_t checked = 0;
+  for (Structure s : kStructures) {
+    std::vector<std::string> names;
+    for (const Technique* t : techniques_for(s)) names.push_back(t->name);
+    if (names.empty()) continue;
+    const auto records = run_experiment(tiny(s, names, ops));
+    ASSERT_EQ(records.size(), names.size() * 2) << structure_name(s);
+    for (const Record& r : records) {
+      SCOPED_TRACE(r.structure + "/" + r.technique + " threads=" + std::to_string(r.threads));
+      const Technique* t = find_technique(s, r.technique);
+      ASSERT_NE(t, nullptr);
+      EXPECT_TRUE(r.error.empty()) << r.error;
+      // Pairs do an even number of operations per thread; multiply exactly N.
+      const std::uint64_t per_thread = s == Structure::kAtomicFloat ? ops : (ops + 1) / 2 * 2;
+      EXPECT_EQ(r.ops_total, per_thread * static_cast<std::uint64_t>(r.threads));
+      EXPECT_LE(r.empty_removes, r.ops_total);
+      if (s == Structure::kAtomicFloat) {
+        EXPECT_EQ(r.empty_removes, 0u);
+      }
+      ASSERT_EQ(r.mops.size(), 1u);
+      EXPECT_GT(r.mops_median, 0.0);
+      EXPECT_LE(r.mops_min, r.mops_median);
+      EXPECT_LE(r.mops_median, r.mops_max);
+      EXPECT_GT(r.seconds_total, 0.0);
+      EXPECT_GE(r.pwb_per_op, 0.0);
+      EXPECT_GE(r.pfence_per_op, 0.0);
+      EXPECT_GE(r.psync_per_op, 0.0);
+      EXPECT_GE(r.combining_degree, 0.0);
+      EXPECT_EQ(r.verbs_per_op.at("pwb"), r.pwb_per_op);
+      if (!t->persistent) {
+        // Transient techniques issue no persistence verb at all.
+        EXPECT_EQ(r.pwb_per_op, 0.0);
+        EXPECT_EQ(r.psync_per_op, 0.0);
+        EXPECT_EQ(r.media, "none");
+      } else if (t->needs_pool) {
+        // A durable technique on a Ferrite pool must write something back.
+        EXPECT_GT(r.pwb_per_op, 0.0);
+        EXPECT_NE(r.media, "none");
+      }
+      ASSERT_TRUE(r.ratio.has_value());
+      EXPECT_GT(*r.ratio, 0.0);
+      EXPECT_FALSE(r.reference.empty());
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2u * 8u);  // at least the transient competitors ran
+}
+
+TEST(BenchHarness, MixAndPrefilledWorkloadsCountEveryOperation) {
+  for (Workload w : {Workload::kMix, Workload::kPrefilled}) {
+    Experiment e = tiny(Structure::kQueue, {"transient-ms", "mutex-std"}, scaled(400));
+    e.workload = w;
+    e.prefill = 50;
+    const auto records = run_experiment(e);
+    for (const Record& r : records) {
+      EXPECT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(r.ops_total, e.ops_per_thread * static_cast<std::uint64_t>(r.threads));
+      EXPECT_EQ(r.prefill, 50u);
+      // Prefilled pairs never find the queue empty.
+      if (w == Workload::kPrefilled) {
+        EXPECT_EQ(r.empty_removes, 0u) << r.technique;
+      }
+    }
+  }
+}
+
+TEST(BenchHarness, DurationModeStopsAndCounts) {
+  Experiment e = tiny(Structure::kStack, {"transient-treiber"}, 0);
+  e.duration_s = 0.02;
+  const auto records = run_experiment(e);
+  for (const Record& r : records) {
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.ops_total, 0u);
+    EXPECT_GE(r.seconds_total, 0.02);
+    EXPECT_LT(r.seconds_total, 5.0);  // it stopped (generous bound for a loaded machine)
+  }
+}
+
+TEST(BenchHarness, RejectsInconsistentExperiments) {
+  Experiment e = tiny(Structure::kQueue, {"transient-ms"}, 10);
+  e.duration_s = 1.0;  // both ops and duration
+  EXPECT_THROW(run_experiment(e), std::invalid_argument);
+  e = tiny(Structure::kQueue, {"no-such-technique"}, 10);
+  EXPECT_THROW(run_experiment(e), std::invalid_argument);
+  e = tiny(Structure::kQueue, {"transient-ms"}, 10);
+  e.workload = Workload::kMultiply;
+  EXPECT_THROW(run_experiment(e), std::invalid_argument);
+  EXPECT_FALSE(check_workload(Structure::kAtomicFloat, Workload::kPairs).empty());
+  EXPECT_TRUE(check_workload(Structure::kHeap, Workload::kHeapPairs).empty());
+}
+
+// A technique whose instance fails in one worker must surface the error,
+// not hang the other workers at a barrier.
+class FailingInstance final : public Instance {
+ public:
+  explicit FailingInstance(int where) : where_(where) {}
+  void thread_init(int tid) override {
+    if (where_ == 0 && tid == 1) throw std::runtime_error("init failed");
+  }
+  void insert(int tid, std::uint64_t seq, std::int64_t) override {
+    if (where_ == 1 && tid == 1 && seq > 5) throw std::runtime_error("insert failed");
+  }
+  bool remove(int, std::uint64_t, std::int64_t*) override { return false; }
+
+ private:
+  int where_;
+};
+
+TEST(BenchHarness, WorkerFailuresAreReportedWithoutHanging) {
+  for (int where : {0, 1}) {
+    Technique t{"failing", Structure::kQueue, false, "test",
+                [where](const RunParams&, pmem::Pool*) { return std::make_unique<FailingInstance>(where); }};
+    t.needs_pool = false;
+    Experiment e = tiny(Structure::kQueue, {}, 100);
+    EXPECT_THROW(run_rep(t, e, 2, 1), std::runtime_error) << where;
+  }
+  Technique bad{"bad", Structure::kQueue, false, "test",
+                [](const RunParams&, pmem::Pool*) -> std::unique_ptr<Instance> { return nullptr; }};
+  bad.needs_pool = false;
+  EXPECT_THROW(run_rep(bad, tiny(Structure::kQueue, {}, 10), 1, 1), std::runtime_error);
+}
+
+Record fake(const std::string& tech, bool persistent, int threads, double mops) {
+  Record r;
+  r.technique = tech;
+  r.persistent = persistent;
+  r.threads = threads;
+  r.mops_median = mops;
+  return r;
+}
+
+TEST(BenchHarness, ReferenceIsBestPersistentCompetitorElseFirst) {
+  std::vector<Record> rs = {fake("pb-queue", true, 1, 10), fake("pb-queue", true, 2, 12),
+                            fake("fhmp", true, 1, 3),      fake("fhmp", true, 2, 4),
+                            fake("pmdk-tx", true, 1, 1),   fake("pmdk-tx", true, 2, 1),
+                            fake("transient-ms", false, 1, 50), fake("transient-ms", false, 2, 60)};
+  EXPECT_EQ(choose_reference(rs, ""), "fhmp");
+  EXPECT_EQ(choose_reference(rs, "pmdk-tx"), "pmdk-tx");
+  EXPECT_EQ(choose_reference(rs, "absent"), "fhmp");  // falls back
+  assign_ratios(rs, "");
+  ASSERT_TRUE(rs[1].ratio.has_value());
+  EXPECT_DOUBLE_EQ(*rs[1].ratio, 3.0);  // 12 / 4 at 2 threads
+  EXPECT_DOUBLE_EQ(*rs[2].ratio, 1.0);
+  std::vector<Record> only_transient = {fake("mutex-std", false, 1, 2), fake("transient-ms", false, 1, 4)};
+  EXPECT_EQ(choose_reference(only_transient, ""), "mutex-std");
+  rs[3].error = "boom";
+  assign_ratios(rs, "");
+  EXPECT_FALSE(rs[3].ratio.has_value());
+  EXPECT_FALSE(rs[1].ratio.has_value());  // its reference point failed
+}
+
+TEST(BenchHarness, JsonAndCsvCarryTheSchema) {
+  const auto records = run_experiment(tiny(Structure::kQueue, {"transient-ms", "mutex-std"}, scaled(100)));
+  const Machine m = machine_info();
+  EXPECT_FALSE(m.cpu_model.empty());
+  EXPECT_GT(m.cores, 0);
+  EXPECT_FALSE(m.git_commit.empty());
+  const auto parsed = nlohmann::json::parse(to_json(records, m).dump());
+  ASSERT_TRUE(parsed.is_array());
+  ASSERT_EQ(parsed.size(), records.size());
+  for (const auto& j : parsed) {
+    for (const char* f : {"structure", "technique", "backend", "workload", "media", "reference", "experiment"})
+      EXPECT_TRUE(j.at(f).is_string()) << f;
+    for (const char* f : {"threads", "ops_total", "reps"}) EXPECT_TRUE(j.at(f).is_number_integer()) << f;
+    for (const char* f : {"mops_median", "mops_min", "mops_max", "pwb_per_op", "pfence_per_op", "psync_per_op",
+                          "combining_degree", "ratio"}) {
+      EXPECT_TRUE(j.at(f).is_number()) << f;
+      EXPECT_GE(j.at(f).get<double>(), 0.0) << f;
+    }
+    EXPECT_TRUE(j.at("persistent").is_boolean());
+    EXPECT_TRUE(j.at("error").is_null());
+    EXPECT_TRUE(j.at("verbs_per_op").is_object());
+    const auto& mj = j.at("machine");
+    for (const char* f : {"cpu_model", "flush", "compiler", "build_type", "git_commit", "timestamp_utc"})
+      EXPECT_TRUE(mj.at(f).is_string()) << f;
+    EXPECT_TRUE(mj.at("cores").is_number_integer());
+  }
+  const std::string csv = to_csv(records, m);
+  std::size_t lines = 0;
+  for (char c : csv) lines += c == '\n';
+  EXPECT_EQ(lines, records.size() + 1);
+  EXPECT_EQ(csv.rfind("experiment,structure,technique,", 0), 0u);
+  const std::string table = format_table(records);
+  EXPECT_NE(table.find("transient-ms"), std::string::npos);
+  EXPECT_NE(table.find("Mops/s"), std::string::npos);
+}
+
+TEST(BenchHarness, PlansCoverThePaper) {
+  const auto quick = quick_plan();
+  std::set<std::string> structures;
+  for (const auto& e : quick) {
+    structures.insert(structure_name(e.structure));
+    EXPECT_EQ(e.threads, (std::vector<int>{1, 2}));
+    for (const auto& t : e.techniques) EXPECT_NE(find_technique(e.structure, t), nullptr);
+  }
+  EXPECT_EQ(structures, (std::set<std::string>{"atomic-float", "stack", "queue", "heap"}));
+  std::set<std::string> labels, backends;
+  for (const auto& e : full_plan()) {
+    labels.insert(e.label);
+    backends.insert(e.backend.to_string());
+  }
+  EXPECT_TRUE(labels.count("fig1-2") && labels.count("fig3") && labels.count("fig4-5") && labels.count("fig6") &&
+              labels.count("fig7a") && labels.count("fig7b"));
+  EXPECT_TRUE(backends.count("off") && backends.count("nosync"));
+}
+
+TEST(BenchHarness, PlotsAreWrittenWhenMatplotlibIsAvailable) {
+  const auto records = run_experiment(tiny(Structure::kStack, {"transient-treiber", "mutex-std"}, scaled(100)));
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-plot-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto json_path = (dir / "bench.json").string();
+  {
+    std::ofstream out(json_path);
+    out << to_json(records, machine_info()).dump();
+  }
+  std::string msg;
+  const bool ok = make_plots(json_path, dir.string(), &msg);
+  if (!ok && msg.find("no python3 with matplotlib") != std::string::npos) {
+    std::filesystem::remove_all(dir);
+    GTEST_SKIP() << msg;
+  }
+  EXPECT_TRUE(ok) << msg;
+  EXPECT_TRUE(std::filesystem::exists(dir / "test-stack-pairs-hardware-throughput.png")) << msg;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ferrite::bench
