@@ -96,3 +96,73 @@ TEST(PwfStack, ReopenTracesNodesAndRecovers) {
 }
 
 }  // namespace
+
+#include "ferrite/combining/pwf_heap.h"
+#include "ferrite/combining/pwf_queue.h"
+
+namespace {
+
+TEST(PwfQueue, SequentialFifoAndReopen) {
+  Pool tp("queue");
+  {
+    auto q = fc::PwfQueue<>::create(*tp, "q", 2);
+    std::uint64_t seq = 0;
+    EXPECT_EQ(q->dequeue(0, ++seq), std::nullopt);
+    for (int i = 0; i < 50; ++i) q->enqueue(i % 2, ++seq, i);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(q->dequeue(1, ++seq), i);
+    EXPECT_EQ(q->contents().size(), 30u);
+    EXPECT_EQ(q->contents().front(), 20);
+    EXPECT_EQ(q->contents().back(), 49);
+  }
+  tp.reopen();
+  auto q = fc::PwfQueue<>::attach(*tp, "q", 2, true);
+  auto c = q->contents();
+  ASSERT_EQ(c.size(), 30u);
+  EXPECT_EQ(c.front(), 20);
+  // seq 71 (thread 1's last dequeue, value 19) took effect.
+  EXPECT_EQ(q->recover_dequeue(1, 71), 19);
+  EXPECT_EQ(q->contents().size(), 30u);
+  std::uint64_t seq = 100;
+  q->enqueue(0, ++seq, 1000);  // nodes allocated after heap recovery
+  for (int i = 20; i < 50; ++i) EXPECT_EQ(q->dequeue(1, ++seq), i);
+  EXPECT_EQ(q->dequeue(1, ++seq), 1000);
+  EXPECT_EQ(q->dequeue(1, ++seq), std::nullopt);
+}
+
+TEST(PwfQueue, SeqTagsAllowAnySeqProgression) {
+  Pool tp("queueseq");
+  auto q = fc::PwfQueue<>::create(*tp, "q", 1);
+  // One per-thread seq across both instances: parity does not alternate per
+  // instance, which is why IE/ID use full tags.
+  q->enqueue(0, 1, 7);
+  EXPECT_EQ(q->dequeue(0, 2), 7);
+  q->enqueue(0, 3, 8);
+  q->enqueue(0, 4, 9);
+  EXPECT_EQ(q->dequeue(0, 5), 8);
+  EXPECT_THROW(q->enqueue(0, 4, 10), std::logic_error);  // reused seq
+}
+
+TEST(PwfHeap, SequentialOrderFullEmptyAndReopen) {
+  Pool tp("heap");
+  {
+    auto h = fc::PwfHeap<>::create(*tp, "h", 2, 64);
+    std::uint64_t seq = 0;
+    EXPECT_EQ(h->delete_min(0, ++seq), std::nullopt);
+    for (int i = 0; i < 64; ++i) EXPECT_TRUE(h->insert(0, ++seq, (i * 37) % 64));
+    EXPECT_FALSE(h->insert(0, ++seq, 5));  // full
+    EXPECT_TRUE(h->well_formed());
+    EXPECT_EQ(h->get_min(0, ++seq), 0);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(h->delete_min(0, ++seq), i);
+  }
+  tp.reopen();
+  auto h = fc::PwfHeap<>::attach(*tp, "h", 2, true);
+  EXPECT_EQ(h->capacity(), 64u);
+  auto c = h->contents();
+  ASSERT_EQ(c.size(), 54u);
+  EXPECT_EQ(c.front(), 10);
+  EXPECT_TRUE(h->well_formed());
+  EXPECT_THROW(fc::PwfHeap<>::create(*tp, "bad", 2, 0), std::invalid_argument);
+  EXPECT_THROW(fc::PwfHeap<>::create(*tp, "bad2", 2, 2000), std::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,339 @@
+// ferrite/combining/pwf_queue.h — PWFqueue: a detectably recoverable,
+// wait-free FIFO queue on two PWFcomb instances (structure "pwf-queue").
+//
+// Paper: PBcomb/PWFcomb (PPoPP'22) §5 "PWFQueue" (the persistent SimQueue);
+// Algorithms 3–4 for each instance. The queue is a singly linked list whose
+// first node is a dummy. Instance IE serialises enqueuers, ID dequeuers, so
+// enqueues and dequeues run in parallel.
+//   IE state: three node pointers (tail, first, last). An enqueue combiner
+//     cannot link its new nodes to the shared list before its SC succeeds
+//     (a losing combiner would corrupt it), so it builds a *local* list
+//     first..last of new nodes and installs it in its state: the list is then
+//     in two parts, ...->tail and first->...->last. Every thread (enqueuers and
+//     dequeuers) links the parts, tail->next := first, before serving; an
+//     enqueue combiner then continues from (last, ∅, ∅).
+//   ID state: head (the dummy).
+//
+// Thread safety: enqueue/dequeue/recover_* are safe from distinct thread ids
+// in [0, n). Tags: both instances use full-seq tags (kSeqTags): a thread's seq
+// advances on the other instance too, so its parity on one instance does not
+// alternate.
+//
+// Invariants:
+//   Q1 A node's value is written once, before the IE SC that installs it; its
+//      next is written once (0 -> successor, by CAS, the same value by every
+//      linker). Nodes are never recycled while the process runs (the paper
+//      leaves PWFqueue garbage collection as future work; so does Ferrite).
+//   Q2 A dequeue combiner never passes `limit` = the last node of an IE state
+//      it read (validated), and before it serves a dequeue that returns a
+//      node it makes that IE state durable (IE.ensure_durable): a dequeued
+//      value is never the value of an enqueue whose effect could be lost
+//      (the role PBqueue's oldTail plays; the paper's PWFqueue text omits it,
+//      see docs/combining-pwf.md).
+//
+// Persistence invariants (paper §5):
+//   P1 new nodes (value, next) are written back before the IE StateRec and the
+//      pfence of Alg. 4 l.28–29, hence before the SC publishes them;
+//   P2 the enqueue combiner that links the two parts and moves tail to `last`
+//      writes back the connecting pointer tail->next before its StateRec and
+//      the pfence, hence before its SC (broken variant kNoConnectPwb skips it);
+//   P3 dequeuers persist only their StateRec (head, responses, tags).
+//
+// Recovery: attach() makes the list exactly the durable IE state (re-links
+// the two parts, clears a stale next after its last node; persisted), and
+// with recover_heap traces the live nodes from
+// the persisted head (plus IE's tail and first..last, which IE may still
+// link) and the StateRecs, so the heap rebuilds its free lists from
+// everything else; recover_enqueue/recover_dequeue: Alg. 3 l.4–7 on the
+// instance the operation belongs to.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ferrite/combining/common.h"
+#include "ferrite/combining/pwfcomb.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/cache_padded.h"
+
+namespace ferrite::combining {
+
+struct PwfQueueNode {
+  std::atomic<std::int64_t> value{0};
+  std::atomic<std::uint64_t> next{0};  // address, 0 = none
+};
+static_assert(sizeof(PwfQueueNode) == 16);
+
+namespace pwf_queue_detail {
+inline PwfQueueNode* node(std::uint64_t a) { return reinterpret_cast<PwfQueueNode*>(a); }
+// tail->next := first. Every linker stores the same value (Q1), so a CAS
+// from 0 is enough; acq_rel orders it with the node contents it publishes.
+inline void link(std::uint64_t tail, std::uint64_t first) {
+  std::uint64_t expected = 0;
+  node(tail)->next.compare_exchange_strong(expected, first, std::memory_order_acq_rel,
+                                           std::memory_order_acquire);
+}
+}  // namespace pwf_queue_detail
+
+// IE: the enqueuers' sequential object.
+template <unsigned kFaults>
+class PwfEnqObject {
+ public:
+  static constexpr std::size_t kStateWords = 3;  // tail, first, last
+  static constexpr std::size_t kFixedWords = 3;
+  static constexpr bool kSeqTags = true;
+
+  PwfEnqObject(pmem::Pool& pool, int n)
+      : pool_(pool), per_(std::make_unique<sync::CachePadded<PerThread>[]>(static_cast<std::size_t>(n))) {}
+  std::size_t used_state_words(const std::uint64_t*) const { return 3; }
+
+  bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    std::uint64_t tail = st[0], first = st[1], last = st[2];
+    me.conn = 0;
+    if (first != 0) {  // link the two parts before serving
+      pwf_queue_detail::link(tail, first);
+      me.conn = tail;  // P2: written back in persist_side
+      tail = last;
+      first = last = 0;
+    }
+    PwfQueueNode* prev = nullptr;
+    for (auto& e : batch) {
+      PwfQueueNode* nd = take(p, me);
+      // Relaxed: nd is private to this attempt until the SC (release).
+      nd->value.store(e.arg, std::memory_order_relaxed);
+      nd->next.store(0, std::memory_order_relaxed);
+      const auto a = reinterpret_cast<std::uint64_t>(nd);
+      if (prev == nullptr) first = a;
+      else prev->next.store(a, std::memory_order_relaxed);
+      prev = nd;
+      last = a;
+      e.ret = kAckWord;
+    }
+    st[0] = tail;
+    st[1] = first;
+    st[2] = last;
+    return true;
+  }
+  void persist_side(int p) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    me.wb.reset();
+    // PERSIST: P1 new nodes before the StateRec + pfence (Alg. 4 l.28–29).
+    for (PwfQueueNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
+    if constexpr ((kFaults & pwf_fault::kNoConnectPwb) == 0) {
+      // PERSIST: P2 the connecting pointer, before our SC moves tail past it.
+      if (me.conn != 0) me.wb.add(&pwf_queue_detail::node(me.conn)->next, sizeof(std::uint64_t));
+    }
+  }
+  void on_commit(int p) { per_[static_cast<std::size_t>(p)]->taken.clear(); }
+  void on_abort(int p) {
+    auto& me = *per_[static_cast<std::size_t>(p)];
+    // Never published (only our unpublished StateRec named them): reuse.
+    for (auto it = me.taken.rbegin(); it != me.taken.rend(); ++it) me.spare.push_back(*it);
+    me.taken.clear();
+  }
+
+ private:
+  struct PerThread {
+    std::vector<PwfQueueNode*> taken, spare;
+    std::uint64_t conn = 0;
+    LineWriteback wb;
+  };
+  PwfQueueNode* take(int p, PerThread& me) {
+    PwfQueueNode* nd;
+    if (!me.spare.empty()) {
+      nd = me.spare.back();
+      me.spare.pop_back();
+    } else {
+      nd = static_cast<PwfQueueNode*>(pool_.heap().alloc(sizeof(PwfQueueNode), p));  // arena p
+    }
+    me.taken.push_back(nd);
+    return nd;
+  }
+  pmem::Pool& pool_;
+  std::unique_ptr<sync::CachePadded<PerThread>[]> per_;
+};
+
+// ID: the dequeuers' sequential object. Reads IE through `enq`.
+template <class EnqComb>
+class PwfDeqObject {
+ public:
+  static constexpr std::size_t kStateWords = 1;  // head (dummy)
+  static constexpr std::size_t kFixedWords = 1;
+  static constexpr bool kSeqTags = true;
+
+  explicit PwfDeqObject(EnqComb** enq) : enq_(enq) {}
+  std::size_t used_state_words(const std::uint64_t*) const { return 1; }
+
+  bool combine(int, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+    using pwf_queue_detail::node;
+    std::uint64_t head = st[0];
+    std::uint64_t es[3];
+    EnqComb& e = **enq_;
+    const std::uint64_t s_e = e.read_state(es, 3);  // validated IE state
+    if (es[1] != 0) pwf_queue_detail::link(es[0], es[1]);  // link (no pwb: P3)
+    const std::uint64_t limit = es[1] != 0 ? es[2] : es[0];
+    bool durable = false;
+    for (auto& r : batch) {
+      std::uint64_t nx = 0;
+      // Q2: never pass the last node of the IE state we read.
+      if (head != limit) nx = node(head)->next.load(std::memory_order_acquire);
+      if (nx == 0) {
+        r.ret = kEmptyWord;
+        continue;
+      }
+      if (!durable) {
+        // Q2: the IE state naming this node must be durable before a
+        // dequeue can return its value.
+        e.ensure_durable(pwf_detail::version(s_e));
+        durable = true;
+      }
+      r.ret = value_word(node(nx)->value.load(std::memory_order_relaxed));
+      head = nx;
+    }
+    st[0] = head;
+    return true;
+  }
+  void persist_side(int) {}
+  void on_commit(int) {}
+  void on_abort(int) {}
+
+ private:
+  EnqComb** enq_;
+};
+
+struct PwfQueueRoot {
+  static constexpr std::uint32_t kTypeTag = 0x50574651;  // "PWFQ"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "combining::PwfQueue";
+  PwfCombLayout enq;
+  PwfCombLayout deq;
+  PwfQueueRoot(const PwfCombLayout& e, const PwfCombLayout& d) : enq(e), deq(d) {}
+};
+
+template <unsigned kFaults = pwf_fault::kNone>
+class PwfQueue {
+ public:
+  using EnqObject = PwfEnqObject<kFaults>;
+  using EnqComb = PwfComb<EnqObject, kFaults>;
+  using DeqObject = PwfDeqObject<EnqComb>;
+  using DeqComb = PwfComb<DeqObject, kFaults>;
+
+  static std::unique_ptr<PwfQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+                                          PwfOptions opts = {}) {
+    if (threads <= 0 || threads > kPwfMaxThreads)
+      throw std::invalid_argument("PwfQueue: threads must be in [1, " + std::to_string(kPwfMaxThreads) + "]");
+    auto* dummy = static_cast<PwfQueueNode*>(pool.heap().alloc(sizeof(PwfQueueNode), 0));
+    new (dummy) PwfQueueNode();
+    persist::pwb(dummy, sizeof *dummy);  // PERSIST: the dummy before the states naming it
+    const auto d = reinterpret_cast<std::uint64_t>(dummy);
+    PwfCombLayout le, ld;
+    const std::uint64_t einit[3] = {d, 0, 0};
+    EnqComb::create_layout(pool, threads, &le, einit);
+    DeqComb::create_layout(pool, threads, &ld, &d);
+    auto* root = pool.create_root<PwfQueueRoot>(name, le, ld);
+    return std::unique_ptr<PwfQueue>(new PwfQueue(pool, root, threads, opts));
+  }
+  static std::unique_ptr<PwfQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                          bool recover_heap = false, PwfOptions opts = {}) {
+    auto* root = pool.root<PwfQueueRoot>(name);
+    std::unique_ptr<PwfQueue> h(new PwfQueue(pool, root, threads, opts));
+    h->relink();
+    if (recover_heap)
+      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
+    return h;
+  }
+
+  void enqueue(int tid, std::uint64_t seq, std::int64_t v) {
+    check_value(v, "PwfQueue::enqueue");
+    enq_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kEnqueue), v);
+  }
+  std::optional<std::int64_t> dequeue(int tid, std::uint64_t seq) {
+    return decode(deq_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kDequeue), 0));
+  }
+  void recover_enqueue(int tid, std::uint64_t seq, std::int64_t v) {
+    enq_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kEnqueue), v);
+  }
+  std::optional<std::int64_t> recover_dequeue(int tid, std::uint64_t seq) {
+    return decode(deq_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kDequeue), 0));
+  }
+
+  // Front to back (quiescent use only).
+  std::vector<std::int64_t> contents() const {
+    std::vector<std::int64_t> out;
+    const std::uint64_t* es = enq_.current_state();
+    std::uint64_t a = deq_.current_state()[0];
+    const std::uint64_t limit = es[1] != 0 ? es[2] : es[0];
+    while (a != limit) {
+      std::uint64_t nx = pwf_queue_detail::node(a)->next.load(std::memory_order_acquire);
+      if (nx == 0 && a == es[0] && es[1] != 0) nx = es[1];  // parts not linked yet
+      if (nx == 0) break;
+      out.push_back(pwf_queue_detail::node(nx)->value.load(std::memory_order_relaxed));
+      a = nx;
+    }
+    return out;
+  }
+  void trace(const std::function<void(void*)>& mark) const {
+    enq_.for_each_record(mark);
+    deq_.for_each_record(mark);
+    const std::uint64_t* es = enq_.current_state();
+    mark(reinterpret_cast<void*>(es[0]));  // IE may still link tail->next
+    for (std::uint64_t a = deq_.current_state()[0]; a != 0;
+         a = pwf_queue_detail::node(a)->next.load(std::memory_order_relaxed))
+      mark(reinterpret_cast<void*>(a));
+    for (std::uint64_t a = es[1]; a != 0; a = pwf_queue_detail::node(a)->next.load(std::memory_order_relaxed))
+      mark(reinterpret_cast<void*>(a));
+  }
+  double combining_degree() const {
+    const auto re = enq_.rounds(), rd = deq_.rounds();
+    return re + rd == 0 ? 0.0
+                        : (enq_.combining_degree() * static_cast<double>(re) +
+                           deq_.combining_degree() * static_cast<double>(rd)) /
+                              static_cast<double>(re + rd);
+  }
+  EnqComb& enq() { return enq_; }
+  DeqComb& deq() { return deq_; }
+
+ private:
+  PwfQueue(pmem::Pool& pool, PwfQueueRoot* root, int n, PwfOptions opts)
+      : eobj_(pool, n), enq_(pool, &root->enq, n, eobj_, opts), enq_ptr_(&enq_), dobj_(&enq_ptr_),
+        deq_(pool, &root->deq, n, dobj_, opts) {}
+  // Recovery: make the list exactly the durable IE state. The connecting
+  // pointer tail->next := first may be missing (a dequeuer's link is not
+  // persisted, P3), and the next of the durable last node may hold a link to
+  // nodes of an IE state that never became durable (a dequeuer linked it,
+  // an eviction persisted it): such a stale link would make a later CAS
+  // 0 -> first fail and lose enqueues, so it is cleared.
+  void relink() {
+    using pwf_queue_detail::node;
+    const std::uint64_t* es = enq_.current_state();
+    const std::uint64_t tail = es[0], first = es[1], last = es[2];
+    if (first != 0) {
+      node(tail)->next.store(first, std::memory_order_relaxed);
+      persist::pwb(&node(tail)->next);
+    }
+    const std::uint64_t end = first != 0 ? last : tail;
+    if (node(end)->next.load(std::memory_order_relaxed) != 0) {
+      node(end)->next.store(0, std::memory_order_relaxed);
+      persist::pwb(&node(end)->next);
+    }
+    persist::psync();  // PERSIST: recovery's repairs durable before new operations
+  }
+  static std::optional<std::int64_t> decode(std::uint64_t w) {
+    if (w == kEmptyWord) return std::nullopt;
+    return word_value(w);
+  }
+  EnqObject eobj_;
+  EnqComb enq_;
+  EnqComb* enq_ptr_;
+  DeqObject dobj_;
+  DeqComb deq_;
+};
+
+}  // namespace ferrite::combining
