@@ -1,0 +1,127 @@
+// ferrite/combining/atomic_float.h — the AtomicFloat sequential object (the
+// PBcomb/PWFcomb paper's synthetic benchmark, §6) and PBAtomicFloat, a
+// detectably recoverable AtomicFloat on PBcomb (structure "pbcomb-float").
+//
+// Sequential object. State: one double v (initially 1.0). mul(k) sets
+// v := v * k and returns the old v; read() returns v. Responses are the
+// double's bit pattern in the response word. `AtomicFloatObject` is
+// protocol-neutral (no persistence of its own), so the PWF helper may reuse
+// it: apply_one() is the whole sequential semantics.
+//
+// Thread safety: PBAtomicFloat::mul/read are safe from distinct thread ids.
+// Persistence: everything is in the StateRec (state self-contained); PBcomb
+// persists it (Alg. 2 l.22–27). Recovery: attach (durable linearizability);
+// recover(tid, seq, op, k) for a pending operation (Alg. 1 l.3–6).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferrite/combining/pbcomb.h"
+#include "ferrite/pmem/pool.h"
+
+namespace ferrite::combining {
+
+struct AtomicFloatObject {
+  static constexpr TagKind kTag = TagKind::kBit;
+  static constexpr double kInitial = 1.0;
+
+  std::size_t state_bytes() const { return sizeof(double); }
+  std::size_t used_bytes(const void*) const { return sizeof(double); }
+  void init_state(void* st) const { *static_cast<double*>(st) = kInitial; }
+
+  static std::uint64_t apply_one(double& v, OpCode op, std::int64_t arg) {
+    const double old = v;
+    if (op == OpCode::kMul) v = old * std::bit_cast<double>(arg);
+    return std::bit_cast<std::uint64_t>(old);  // kMul and kRead: the value read
+  }
+  void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int) {
+    double v = *static_cast<double*>(st);
+    for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(v, a[i].op, a[i].arg);
+    *static_cast<double*>(st) = v;
+  }
+  void before_persist(void*, int) {}
+  void after_durable(void*, int) {}
+};
+
+struct PBAtomicFloatRoot {
+  static constexpr std::uint32_t kTypeTag = 0x50424146;  // "PBAF"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "combining::PBAtomicFloat";
+  PBCombRoot comb;
+  explicit PBAtomicFloatRoot(const PBCombRoot& c)
+      : comb(c.rec[0], c.rec[1], c.rec_bytes, c.threads, c.state_bytes,
+             static_cast<TagKind>(c.tag_kind)) {}
+};
+
+template <unsigned Faults = kNoFaults>
+class PBAtomicFloat {
+ public:
+  using Comb = PBComb<AtomicFloatObject, Faults>;
+
+  // Creates the persistent object under `name` for `threads` threads.
+  static std::unique_ptr<PBAtomicFloat> create(pmem::Pool& pool, std::string_view name,
+                                               int threads, int alloc_tid = 0) {
+    if (threads <= 0) throw std::invalid_argument("PBAtomicFloat: threads must be > 0");
+    AtomicFloatObject obj;
+    const RecLayout l = Comb::layout_for(obj, threads);
+    void* r0 = pool.heap().alloc(l.total(), alloc_tid);
+    void* r1 = pool.heap().alloc(l.total(), alloc_tid);
+    Comb::format(obj, threads, r0, r1);
+    auto* root = pool.create_root<PBAtomicFloatRoot>(
+        name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),
+                         static_cast<std::uint32_t>(l.state_bytes), AtomicFloatObject::kTag));
+    return std::unique_ptr<PBAtomicFloat>(new PBAtomicFloat(pool, root, threads));
+  }
+  // Re-attaches (after a restart: this is the whole structure-level
+  // recovery). recover_heap: rebuild the pool heap's free lists from this
+  // structure's blocks (only if it is the pool's only user; otherwise call
+  // trace() from your own recover_by_trace).
+  static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name,
+                                               int threads, bool recover_heap = false) {
+    auto* root = pool.root<PBAtomicFloatRoot>(name);
+    std::unique_ptr<PBAtomicFloat> h(new PBAtomicFloat(pool, root, threads));
+    if (recover_heap)
+      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
+    return h;
+  }
+
+  // v := v * k; returns the old v.
+  double mul(int tid, std::uint64_t seq, double k) {
+    return std::bit_cast<double>(comb_.apply(tid, seq, OpCode::kMul, std::bit_cast<std::int64_t>(k)));
+  }
+  double mul(int tid, double k) {
+    return std::bit_cast<double>(comb_.apply(tid, OpCode::kMul, std::bit_cast<std::int64_t>(k)));
+  }
+  double read(int tid, std::uint64_t seq) {
+    return std::bit_cast<double>(comb_.apply(tid, seq, OpCode::kRead, 0));
+  }
+  // Detectable recovery of the pending operation (op = kMul or kRead).
+  double recover(int tid, std::uint64_t seq, OpCode op, double k) {
+    return std::bit_cast<double>(comb_.recover(tid, seq, op, std::bit_cast<std::int64_t>(k)));
+  }
+  // Quiescent read of the current value (no synchronization).
+  double value() const { return *static_cast<const double*>(comb_.state()); }
+
+  void trace(const std::function<void(void*)>& mark) const {
+    mark(comb_.rec(0));
+    mark(comb_.rec(1));
+    mark(root_);
+  }
+  double combining_degree() const { return comb_.combining_degree(); }
+  Comb& comb() { return comb_; }
+
+ private:
+  PBAtomicFloat(pmem::Pool& pool, PBAtomicFloatRoot* root, int threads)
+      : pool_(&pool), root_(root), comb_(&root->comb, &obj_, threads) {}
+
+  pmem::Pool* pool_;
+  PBAtomicFloatRoot* root_;
+  AtomicFloatObject obj_;
+  Comb comb_;
+};
+
+}  // namespace ferrite::combining

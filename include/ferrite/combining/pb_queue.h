@@ -1,0 +1,362 @@
+// ferrite/combining/pb_queue.h — PBqueue: a detectably recoverable FIFO
+// queue from two PBcomb instances ("Recoverable software combining",
+// PPoPP'22, §5 "PBQueue", Appendix A Algorithms 5–7, §5 Memory Management).
+//
+// What it is. A singly linked list whose first node is a dummy. Instance IE
+// serializes enqueuers (state: Tail), instance ID dequeuers (state: Head),
+// so enqueues run concurrently with dequeues. The initial dummy DUMMY lives
+// in the persistent root.
+//
+// Thread safety: enqueue/dequeue/recover are safe from distinct thread ids
+// in [0, n) concurrently (one operation per id at a time).
+//
+// Invariants.
+//  * oldTail (volatile) is the last node whose enqueue round is durable:
+//    set after the enqueue round's psync and before its unlock (Alg. 5
+//    l.31). Dequeue combiners never move Head past oldTail (Alg. 6 l.57),
+//    so Head <= oldTail <= Tail in list order, always.
+//  * A dequeue answers the *value* of the node after Head; that node becomes
+//    the new dummy and is never recycled while it is the dummy. The old
+//    dummy goes to the dequeue combiner's free list only after the round
+//    that removed it is durable (after l.67), and never if it is DUMMY.
+//  * The enqueue combiner takes nodes from its own free list first, else
+//    from its heap arena (consecutive addresses).
+//
+// Persistence invariants (Alg. 5 l.19, 23, 24): every node created in the
+// round and the old tail (whose next changed) are written back before the
+// EState record (l.25) and the pfence (l.26) that orders them before
+// EIndex: a durable Tail is reached through durable next pointers from any
+// durable Head. Responses are values (self-contained), never node pointers.
+//
+// Tags. A thread's operations alternate between IE and ID, so the seq's
+// parity does not alternate per instance; both instances use full-seq tags
+// (TagKind::kSeq): detection compares the stored seq with the pending one.
+//
+// Recovery (Alg. 7). attach(): oldTail := EState[EIndex].Tail (the paper
+// CASes it from DUMMY in each Recover, l.73–74; doing it once at attach also
+// covers threads with nothing to recover), then the heap is rebuilt by
+// tracing Head..Tail of the current states; free lists restart empty.
+// recover(tid, seq, op, v) for a pending operation (l.75–84).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "ferrite/combining/pbcomb.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/cache_padded.h"
+
+namespace ferrite::combining {
+
+struct PBQueueNode {
+  std::int64_t value;
+  // ORDER: written with release by the enqueue combiner after the node is
+  // filled; read with acquire by dequeue combiners (the correct variant
+  // also gets happens-before through oldTail).
+  std::atomic<PBQueueNode*> next;
+};
+static_assert(sizeof(PBQueueNode) == 16);
+
+struct PBQueueRoot {
+  static constexpr std::uint32_t kTypeTag = 0x50425155;  // "PBQU"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "combining::PBQueue";
+  PBCombRoot enq;  // IE: EState[0..1], EIndex
+  PBCombRoot deq;  // ID: DState[0..1], DIndex
+  alignas(64) PBQueueNode dummy{0, {nullptr}};  // DUMMY
+
+  PBQueueRoot(const PBCombRoot& e, const PBCombRoot& d)
+      : enq(e.rec[0], e.rec[1], e.rec_bytes, e.threads, e.state_bytes,
+            static_cast<TagKind>(e.tag_kind)),
+        deq(d.rec[0], d.rec[1], d.rec_bytes, d.threads, d.state_bytes,
+            static_cast<TagKind>(d.tag_kind)) {}
+};
+
+template <unsigned Faults>
+class PBQueue;
+
+// Volatile context shared by the two policies.
+struct PBQueueShared {
+  pmem::Heap* heap = nullptr;
+  PBQueueNode* dummy = nullptr;
+  // oldTail (Alg. 5 l.31, Alg. 6 l.57). ORDER: release by the enqueue
+  // combiner after the nodes up to it are linked (and durable); acquire by
+  // the dequeue combiner before reading next pointers up to it.
+  sync::CachePadded<std::atomic<PBQueueNode*>> old_tail{nullptr};
+  // Per-thread free lists (§5 Memory Management). free_[p] is touched only
+  // by thread p (as dequeue combiner: push; as enqueue combiner: pop), and
+  // a thread runs one operation at a time.
+  std::vector<sync::CachePadded<std::vector<PBQueueNode*>>> free;
+};
+
+// IE's sequential object. State: PBQueueNode* Tail.
+template <unsigned Faults>
+class PBQueueEnqObject {
+ public:
+  static constexpr TagKind kTag = TagKind::kSeq;
+  using Node = PBQueueNode;
+  explicit PBQueueEnqObject(PBQueueShared* sh) : sh_(sh) {}
+
+  std::size_t state_bytes() const { return sizeof(Node*); }
+  std::size_t used_bytes(const void*) const { return sizeof(Node*); }
+  void init_state(void* st) const { *static_cast<Node**>(st) = sh_->dummy; }
+
+  void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int tid) {
+    Node* tail = *static_cast<Node**>(st);
+    to_persist_.push_back(tail);  // l.19: the old tail's next changes
+    for (std::size_t i = 0; i < k; ++i) {
+      // l.35–39 Enqueue(&Tail, arg)
+      Node* n = alloc(tid);
+      n->value = a[i].arg;
+      n->next.store(nullptr, std::memory_order_relaxed);  // not yet reachable
+      tail->next.store(n, std::memory_order_release);
+      tail = n;
+      to_persist_.push_back(n);  // l.19 (next iteration) / l.23 (last one)
+      resp[i] = kAckWord;        // l.21
+    }
+    *static_cast<Node**>(st) = tail;
+  }
+
+  void before_persist(void*, int) {
+    // PERSIST: Alg. 5 l.24 — the old tail (next changed) and every new node,
+    // before EState (l.25) and the pfence (l.26) that orders them before
+    // EIndex.
+    if constexpr ((Faults & kNoToPersist) == 0) {
+      LineWriteback lw;
+      for (Node* n : to_persist_) lw.add(n, sizeof(Node));
+    }
+  }
+
+  void after_durable(void* st, int) {
+    // l.31: the round is durable (l.30 done); dequeuers may now reach Tail.
+    sh_->old_tail->store(*static_cast<Node**>(st), std::memory_order_release);
+    to_persist_.clear();  // l.32
+  }
+
+ private:
+  Node* alloc(int tid) {
+    auto& fl = sh_->free[static_cast<std::size_t>(tid)].value;
+    if (!fl.empty()) {
+      Node* n = fl.back();
+      fl.pop_back();
+      return n;
+    }
+    return static_cast<Node*>(sh_->heap->alloc(sizeof(Node), tid));
+  }
+
+  PBQueueShared* sh_;
+  std::vector<Node*> to_persist_;  // toPersist (volatile, combiner-only)
+};
+
+// ID's sequential object. State: PBQueueNode* Head.
+template <unsigned Faults>
+class PBQueueDeqObject {
+ public:
+  static constexpr TagKind kTag = TagKind::kSeq;
+  using Node = PBQueueNode;
+  explicit PBQueueDeqObject(PBQueueShared* sh) : sh_(sh) {}
+
+  std::size_t state_bytes() const { return sizeof(Node*); }
+  std::size_t used_bytes(const void*) const { return sizeof(Node*); }
+  void init_state(void* st) const { *static_cast<Node**>(st) = sh_->dummy; }
+
+  void simulate(void* st, const Active*, std::size_t k, std::uint64_t* resp, int) {
+    Node* head = *static_cast<Node**>(st);
+    for (std::size_t i = 0; i < k; ++i) {
+      bool nonempty;
+      if constexpr ((Faults & kNoOldTail) != 0) {
+        // BROKEN: may dequeue nodes whose enqueue round is not durable yet.
+        nonempty = head->next.load(std::memory_order_acquire) != nullptr;
+      } else {
+        // l.57: never pass oldTail.
+        nonempty = head != sh_->old_tail->load(std::memory_order_acquire);
+      }
+      if (nonempty) {
+        // l.70–71 Dequeue(&Head): the next node's value; it becomes the dummy.
+        Node* next = head->next.load(std::memory_order_acquire);
+        resp[i] = value_word(next->value);
+        retired_.push_back(head);
+        head = next;
+      } else {
+        resp[i] = kEmptyWord;  // l.59
+      }
+    }
+    *static_cast<Node**>(st) = head;
+  }
+
+  void before_persist(void*, int) {}  // a dequeue changes no node (only Head)
+
+  void after_durable(void*, int tid) {
+    // CRASH: the Head move is durable (l.67 done): the old dummies are
+    // unreachable from every durable state. DUMMY itself lives in the root.
+    auto& fl = sh_->free[static_cast<std::size_t>(tid)].value;
+    for (Node* n : retired_)
+      if (n != sh_->dummy) fl.push_back(n);
+    retired_.clear();
+  }
+
+ private:
+  PBQueueShared* sh_;
+  std::vector<Node*> retired_;
+};
+
+template <unsigned Faults = kNoFaults>
+class PBQueue {
+ public:
+  using Node = PBQueueNode;
+  using EnqObject = PBQueueEnqObject<Faults>;
+  using DeqObject = PBQueueDeqObject<Faults>;
+  using EnqComb = PBComb<EnqObject, Faults>;
+  using DeqComb = PBComb<DeqObject, Faults>;
+
+  static std::unique_ptr<PBQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+                                         int alloc_tid = 0) {
+    if (threads <= 0) throw std::invalid_argument("PBQueue: threads must be > 0");
+    // The initial Head/Tail name DUMMY, which lives in the root, so the
+    // records are formatted twice: first with a null Head/Tail (durable
+    // before the root is published), then — once the root exists — with
+    // &root->dummy. A crash in between leaves null states that attach()
+    // refuses with a clear error (the name can then be re-created).
+    PBQueueShared tmp;
+    EnqObject eo(&tmp);
+    DeqObject dobj(&tmp);
+    const RecLayout le = EnqComb::layout_for(eo, threads);
+    const RecLayout ld = DeqComb::layout_for(dobj, threads);
+    void* e0 = pool.heap().alloc(le.total(), alloc_tid);
+    void* e1 = pool.heap().alloc(le.total(), alloc_tid);
+    void* d0 = pool.heap().alloc(ld.total(), alloc_tid);
+    void* d1 = pool.heap().alloc(ld.total(), alloc_tid);
+    EnqComb::format(eo, threads, e0, e1);
+    DeqComb::format(dobj, threads, d0, d1);
+    auto* root = pool.create_root<PBQueueRoot>(
+        name,
+        PBCombRoot(e0, e1, le.total(), static_cast<std::uint32_t>(threads),
+                   static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag),
+        PBCombRoot(d0, d1, ld.total(), static_cast<std::uint32_t>(threads),
+                   static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag));
+    tmp.dummy = &root->dummy;
+    EnqComb::format(eo, threads, e0, e1);
+    DeqComb::format(dobj, threads, d0, d1);
+    return std::unique_ptr<PBQueue>(new PBQueue(pool, root, threads));
+  }
+
+  // Re-attaches by name and recovers (Alg. 7 l.73–74 once for all threads).
+  // recover_heap: rebuild the heap by tracing (only if this queue is the
+  // pool's only heap user besides roots; else call trace() yourself).
+  static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                         bool recover_heap = true) {
+    auto* root = pool.root<PBQueueRoot>(name);
+    std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
+    if (q->tail() == nullptr || q->head() == nullptr)
+      throw pmem::PoolError(pmem::Errc::kCorrupt,
+                            "PBQueue '" + std::string(name) + "': creation did not complete");
+    if (recover_heap)
+      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { q->trace(mark); });
+    return q;
+  }
+
+  void enqueue(int tid, std::uint64_t seq, std::int64_t v) {
+    check_value(v, "PBQueue::enqueue");
+    enq_.apply(tid, seq, OpCode::kEnqueue, v);
+  }
+  std::optional<std::int64_t> dequeue(int tid, std::uint64_t seq) {
+    return to_optional(deq_.apply(tid, seq, OpCode::kDequeue, 0));
+  }
+  // With the handle's own sequence numbers (durable linearizability only).
+  void enqueue(int tid, std::int64_t v) {
+    check_value(v, "PBQueue::enqueue");
+    enq_.apply(tid, OpCode::kEnqueue, v);
+  }
+  std::optional<std::int64_t> dequeue(int tid) { return to_optional(deq_.apply(tid, OpCode::kDequeue, 0)); }
+
+  // Alg. 7: detectable recovery of (tid, seq, op, v) pending at a crash.
+  // Returns the response word (kAckWord / value / kEmptyWord).
+  std::uint64_t recover(int tid, std::uint64_t seq, OpCode op, std::int64_t v) {
+    if (op == OpCode::kEnqueue) return enq_.recover(tid, seq, op, v);  // l.75–79
+    if (op == OpCode::kDequeue) return deq_.recover(tid, seq, op, 0);  // l.80–84
+    throw std::invalid_argument("PBQueue::recover: op must be kEnqueue or kDequeue");
+  }
+
+  Node* head() const { return *static_cast<Node* const*>(deq_.state()); }
+  Node* tail() const { return *static_cast<Node* const*>(enq_.state()); }
+
+  // Quiescent: values front -> back (Head exclusive .. Tail inclusive).
+  // Bounded walk: a broken variant's list may not reach Tail; a corrupt
+  // list ends with the marker kMinValue - 1.
+  std::vector<std::int64_t> values() const {
+    std::vector<std::int64_t> out;
+    std::unordered_set<const Node*> seen;
+    const Node* t = tail();
+    for (const Node* n = head(); n != t;) {
+      n = n->next.load(std::memory_order_relaxed);
+      if (n == nullptr || !pool_->contains(n, sizeof(Node)) || !seen.insert(n).second) {
+        out.push_back(kMinValue - 1);
+        break;
+      }
+      out.push_back(n->value);
+    }
+    return out;
+  }
+
+  void trace(const std::function<void(void*)>& mark) const {
+    for (int i = 0; i < 2; ++i) {
+      mark(enq_.rec(i));
+      mark(deq_.rec(i));
+    }
+    mark(root_);
+    std::unordered_set<const Node*> seen;
+    const Node* t = tail();
+    for (Node* n = head(); n != nullptr && pool_->contains(n, sizeof(Node)) && seen.insert(n).second;
+         n = n->next.load(std::memory_order_relaxed)) {
+      mark(n);
+      if (n == t) break;
+    }
+  }
+
+  double combining_degree() const {
+    const auto& e = enq_.stats();
+    const auto& d = deq_.stats();
+    const double r = static_cast<double>(e.rounds.load(std::memory_order_relaxed) +
+                                         d.rounds.load(std::memory_order_relaxed));
+    return r == 0 ? 0.0
+                  : static_cast<double>(e.served.load(std::memory_order_relaxed) +
+                                        d.served.load(std::memory_order_relaxed)) / r;
+  }
+  EnqComb& enq_comb() { return enq_; }
+  DeqComb& deq_comb() { return deq_; }
+
+  static std::optional<std::int64_t> to_optional(std::uint64_t w) {
+    if (!is_value_word(w)) return std::nullopt;
+    return word_value(w);
+  }
+
+ private:
+  static PBQueueShared* init_shared(PBQueueShared* sh, pmem::Pool& pool, PBQueueRoot* root, int threads) {
+    sh->heap = &pool.heap();
+    sh->dummy = &root->dummy;
+    sh->free = std::vector<sync::CachePadded<std::vector<Node*>>>(static_cast<std::size_t>(threads > 0 ? threads : 0));
+    return sh;
+  }
+  PBQueue(pmem::Pool& pool, PBQueueRoot* root, int threads)
+      : pool_(&pool), root_(root), sh_(), eobj_(init_shared(&sh_, pool, root, threads)), dobj_(&sh_),
+        enq_(&root->enq, &eobj_, threads), deq_(&root->deq, &dobj_, threads) {
+    // Alg. 7 l.73–74: oldTail := the durable Tail.
+    sh_.old_tail->store(tail(), std::memory_order_release);
+  }
+
+  pmem::Pool* pool_;
+  PBQueueRoot* root_;
+  PBQueueShared sh_;
+  EnqObject eobj_;
+  DeqObject dobj_;
+  EnqComb enq_;
+  DeqComb deq_;
+};
+
+}  // namespace ferrite::combining
