@@ -205,48 +205,45 @@ struct Campaign {
     std::vector<Response> answers;
   };
 
-  // In a grandchild: writes the working memory with the image's lines to a
-  // fresh file, drops the old mapping and opens that file as the pool. The
-  // returned Pool is deliberately leaked (the process ends with _exit).
-  pmem::Pool& reopen_on_image(const CrashState& cs, const Image& img) {
-    void* base = pool->base();
-    const std::size_t size = pool->size();
-    install_image(cs, img, base);
-    const std::string tmp = cfg.pool_dir + "/ferrite-crash-" + std::to_string(::getpid()) + "-image.pool";
-    const int fd = ::open(tmp.c_str(), O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) throw std::runtime_error("cannot create " + tmp + ": " + std::strerror(errno));
-    const char* p = static_cast<const char*>(base);
-    std::size_t left = size;
-    while (left > 0) {
-      const ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
+  // The crash image file of the current crash point (in the child): the
+  // working memory, into which each image's lines are written in turn.
+  std::string image_path;
+  int image_fd = -1;
+  const CrashState* restore = nullptr;  // media lines to write back
+
+  void create_image_file() {
+    image_fd = sim::media_fd();
+    if (image_fd < 0) throw std::runtime_error("the simulator has no media image");
+    image_path = "/proc/self/fd/" + std::to_string(image_fd);
+    // The working memory is not needed any more in this process; dropping it
+    // keeps the per-image fork cheap and frees the base for Pool::open.
+    ::munmap(pool->base(), pool->size());
+    sim::set_child_backing_fd(image_fd);
+  }
+
+  // CRASH: the media image is shared with the parent (blocked in waitpid
+  // under the simulator lock): images are written over it line by line and
+  // the media lines are written back before this process exits.
+  void write_lines(const CrashState& cs, const std::vector<Line>& lines) {
+    for (std::size_t i = 0; i < cs.lines.size(); ++i) {
+      const ssize_t n = ::pwrite(image_fd, lines[i].data(), persist::kCacheLine, static_cast<off_t>(cs.lines[i]));
+      if (n != static_cast<ssize_t>(persist::kCacheLine))
+        throw std::runtime_error("cannot write the crash image: " + std::string(std::strerror(errno)));
     }
-    ::close(fd);
-    ::munmap(base, size);
+  }
+
+  // In a grandchild: the restarted machine opens the image file as the pool
+  // (header validation, heap state as after open()); the sim maps it
+  // MAP_PRIVATE. The Pool is deliberately leaked (the process ends with _exit).
+  pmem::Pool& reopen_on_image() {
     pmem::PoolOptions opts;
     opts.backend.kind = persist::BackendConfig::Kind::kSim;
     opts.arenas = std::max(cfg.threads, 1) + 1;
-    std::unique_ptr<pmem::Pool> reopened;
-    try {
-      reopened = pmem::Pool::open(tmp, opts);
-    } catch (...) {
-      ::unlink(tmp.c_str());
-      throw;
-    }
-    ::unlink(tmp.c_str());
-    return *reopened.release();
+    return *pmem::Pool::open(image_path, opts).release();
   }
 
   // One image, recovered in a grandchild.
-  Outcome recover_image(const CrashState& cs, const Image& img, const std::vector<std::size_t>& pending_idx,
-                        const std::vector<HistoryOp>& ops) {
+  Outcome recover_image(const std::vector<std::size_t>& pending_idx, const std::vector<HistoryOp>& ops) {
     Outcome out;
     int fds[2];
     if (::pipe(fds) != 0) {
@@ -267,7 +264,7 @@ struct Campaign {
       try {
         // The restarted machine: the pool file holds the crash image and is
         // opened afresh (header validation, heap state as after open()).
-        pmem::Pool& restarted = reopen_on_image(cs, img);
+        pmem::Pool& restarted = reopen_on_image();
         subject->recover(restarted, cfg.threads);
         State s0 = subject->observe();
         std::vector<Response> answers;
@@ -333,8 +330,9 @@ struct Campaign {
     std::uint64_t built = 0, checked = 0, deduped = 0, violations = 0, inconclusive = 0, lines = 0;
     std::map<std::string, std::uint64_t> engines;
     std::vector<Violation> details;
+    CrashState cs;
     try {
-      const CrashState cs = sim::capture_locked(k);
+      cs = sim::capture_locked(k);
       const std::vector<HistoryOp> ops = history.snapshot();
       std::vector<std::size_t> pending_idx;
       for (std::size_t i = 0; i < ops.size(); ++i)
@@ -345,6 +343,8 @@ struct Campaign {
       } else {
         for (int i = 0; i < cfg.images + 2; ++i) indices.push_back(i);
       }
+      create_image_file();
+      restore = nullptr;
       std::unordered_set<std::uint64_t> seen;
       std::unordered_map<std::uint64_t, CheckResult> cache;
       ImageOptions iopt;
@@ -358,7 +358,9 @@ struct Campaign {
         }
         ++checked;
         lines += cs.lines.size();
-        Outcome o = recover_image(cs, img, pending_idx, ops);
+        write_lines(cs, img.lines);
+        restore = &cs;
+        Outcome o = recover_image(pending_idx, ops);
         CheckResult res;
         if (!o.recovered) {
           res.verdict = CheckResult::Verdict::kViolation;
@@ -419,12 +421,20 @@ struct Campaign {
       }
     } catch (const std::exception& e) {
       ++violations;
+      ++checked;
       Violation v;
       v.k = k;
       v.property = "campaign";
       v.engine = "-";
       v.reason = std::string("crashed machine failed: ") + e.what();
       details.push_back(v);
+    }
+    if (restore != nullptr) {
+      try {
+        write_lines(*restore, restore->media);
+      } catch (const std::exception&) {
+        ::_exit(3);  // the parent reports the campaign as broken
+      }
     }
     w.u64(built);
     w.u64(checked);

@@ -2,6 +2,7 @@
 #include "ferrite/crash/sim.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,13 +31,28 @@ struct Sim {
   std::uint8_t* base = nullptr;
   std::size_t size = 0;
   void* shadow = nullptr;  // the pool file's shared mapping, moved aside
-  std::unique_ptr<std::uint8_t[]> media;
+  // The media image: a shared mapping of a memfd, so that a crashed child
+  // can hand a crash image to Pool::open as a file (/proc/self/fd/N).
+  struct Media {
+    std::uint8_t* p = nullptr;
+    std::size_t size = 0;
+    int fd = -1;
+    std::uint8_t* get() const { return p; }
+    void reset() {
+      if (p != nullptr) ::munmap(p, size);
+      if (fd >= 0) ::close(fd);
+      p = nullptr;
+      fd = -1;
+      size = 0;
+    }
+  } media;
   std::vector<std::unique_ptr<ThreadState>> threads;
   std::uint64_t generation = 0;
   std::uint64_t k = 0;
   sim::CrashHook hook = nullptr;
   void* hook_ctx = nullptr;
   bool child = false;  // in a crashed child: verbs do nothing
+  int child_backing_fd = -1;  // crashed child: pools attach as MAP_PRIVATE views of this file
   std::atomic<int> waiting{0};
 };
 
@@ -136,7 +152,15 @@ const persist::Backend* attach(void* base, std::size_t size) {
   Sim& s = g();
   // CRASH: a crashed child re-opens the pool on a crash image; nothing is
   // simulated there (and the lock may be held by the thread that forked).
-  if (s.child) return &kTable;
+  if (s.child) {
+    if (s.child_backing_fd >= 0) {
+      // CRASH: recovery must not write the image file (the next image reuses
+      // it): replace the pool's fresh shared mapping by a private view.
+      void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, s.child_backing_fd, 0);
+      if (p == MAP_FAILED) sys_fail("mmap (private view of the crash image)");
+    }
+    return &kTable;
+  }
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base != nullptr)
     throw std::logic_error("the crash simulator models one pool at a time; another sim pool is open");
@@ -164,7 +188,18 @@ const persist::Backend* attach(void* base, std::size_t size) {
   s.base = static_cast<std::uint8_t*>(base);
   s.size = size;
   s.shadow = moved;
-  s.media = std::make_unique<std::uint8_t[]>(size);
+  s.media.fd = ::memfd_create("ferrite-sim-media", MFD_CLOEXEC);
+  if (s.media.fd < 0 || ::ftruncate(s.media.fd, static_cast<off_t>(size)) != 0) {
+    s.media.reset();
+    sys_fail("memfd for the media image");
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, s.media.fd, 0);
+  if (m == MAP_FAILED) {
+    s.media.reset();
+    sys_fail("mmap (media image)");
+  }
+  s.media.p = static_cast<std::uint8_t*>(m);
+  s.media.size = size;
   std::memcpy(s.media.get(), base, size);
   s.threads.clear();
   ++s.generation;
@@ -423,6 +458,8 @@ CrashState capture() {
 }
 
 void enter_child() { g().child = true; }
+int media_fd() { return g().media.fd; }
+void set_child_backing_fd(int fd) { g().child_backing_fd = fd; }
 
 }  // namespace sim
 }  // namespace ferrite::crash

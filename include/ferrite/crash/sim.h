@@ -122,6 +122,13 @@ CrashState capture();
 // In a fork()ed child: stop simulating (verbs become no-ops and never take
 // the lock, which the child may have inherited locked).
 void enter_child();
+// In a crashed child: pools opened from now on (on a crash image file) map
+// that file MAP_PRIVATE (fd of the same file), so recovery never writes it.
+void set_child_backing_fd(int fd);
+// The media image is a memfd: this descriptor (-1 when detached). A crashed
+// child writes an image's lines into it (the parent is blocked meanwhile),
+// opens it as the pool, and restores the media lines before it exits.
+int media_fd();
 
 }  // namespace sim
 }  // namespace ferrite::crash

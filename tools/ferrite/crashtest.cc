@@ -1,0 +1,248 @@
+// `ferrite crashtest` — crash campaigns on registered structures
+// (crash/campaign.h, docs/crash.md).
+//
+//   ferrite crashtest --list [--json]
+//   ferrite crashtest --structure S [--variant V] [--threads T] [--ops N]
+//                     [--images I] [--seed X] [--crash-points P]
+//                     [--pool-size BYTES] [--no-tearing] [--replay K:IMAGE]
+//                     [--json]
+//   ferrite crashtest --all [--json]
+//
+// Exit: 0 no violation (--all: every correct variant clean and every broken
+// one caught), 1 a violation (--all: an expectation failed), 2 usage.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/cli.h"
+#include "ferrite/crash/campaign.h"
+
+namespace {
+
+namespace fc = ferrite::crash;
+using Json = nlohmann::json;
+
+struct Opts {
+  bool list = false, json = false, all = false, no_tearing = false, quiet = false;
+  std::string structure, variant = "correct", replay;
+  int threads = 1, images = 8;
+  std::size_t ops = 200, crash_points = 0, pool_size = std::size_t{1} << 20;
+  std::uint64_t seed = 1;
+};
+
+[[noreturn]] void usage(const std::string& msg) {
+  std::fprintf(stderr, "ferrite crashtest: %s\n", msg.c_str());
+  throw ferrite::cli::Exit{2};
+}
+
+Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
+  Json j;
+  j["structure"] = r.structure;
+  j["variant"] = r.variant;
+  j["expect_violation"] = s.expect_violation;
+  j["threads"] = r.threads;
+  j["ops"] = r.ops;
+  j["seed"] = r.seed;
+  j["verbs"] = r.verbs;
+  j["crash_points"] = r.crash_points;
+  j["images"] = r.images_checked;
+  j["images_built"] = r.images_built;
+  j["images_deduped"] = r.images_deduped;
+  j["lines_per_image"] = r.lines_per_image;
+  j["violations"] = r.violations;
+  j["inconclusive"] = r.inconclusive;
+  j["checker"] = r.engines;
+  j["seconds"] = r.seconds;
+  j["images_per_second"] = r.images_per_second;
+  if (!r.error.empty()) j["error"] = r.error;
+  j["violation_details"] = Json::array();
+  for (const auto& v : r.details)
+    j["violation_details"].push_back({{"k", v.k},
+                                      {"image", v.image},
+                                      {"property", v.property},
+                                      {"checker", v.engine},
+                                      {"reason", v.reason},
+                                      {"image_how", v.image_how},
+                                      {"replay", v.replay}});
+  return j;
+}
+
+std::string engines_text(const fc::CampaignResult& r) {
+  std::string s;
+  for (const auto& [e, n] : r.engines) s += (s.empty() ? "" : ", ") + e + " x" + std::to_string(n);
+  return s.empty() ? "-" : s;
+}
+
+void print_text(const fc::CampaignResult& r) {
+  std::printf("%s/%s: %d thread(s), %zu ops, %llu verbs, %llu crash points, %llu images checked (%llu duplicates), "
+              "%llu violation(s), %llu inconclusive; checker: %s; %.0f images/s (%.1f s)\n",
+              r.structure.c_str(), r.variant.c_str(), r.threads, r.ops, static_cast<unsigned long long>(r.verbs),
+              static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.images_deduped), static_cast<unsigned long long>(r.violations),
+              static_cast<unsigned long long>(r.inconclusive), engines_text(r).c_str(), r.images_per_second, r.seconds);
+  if (!r.error.empty()) std::printf("  error: %s\n", r.error.c_str());
+  for (const auto& v : r.details) {
+    std::printf("  VIOLATION at crash point %llu, image %d: %s [%s]: %s\n", static_cast<unsigned long long>(v.k),
+                v.image, v.property.c_str(), v.engine.c_str(), v.reason.c_str());
+    if (!v.image_how.empty()) std::printf("    image: %s\n", v.image_how.c_str());
+    std::printf("    replay: %s\n", v.replay.c_str());
+  }
+  if (r.violations > r.details.size())
+    std::printf("  (%llu more violation(s) not shown)\n", static_cast<unsigned long long>(r.violations - r.details.size()));
+}
+
+fc::CampaignConfig config_of(const Opts& o) {
+  fc::CampaignConfig c;
+  c.threads = o.threads;
+  c.ops = o.ops;
+  c.images = o.images;
+  c.seed = o.seed;
+  c.crash_points = o.crash_points;
+  c.pool_size = o.pool_size;
+  c.tearing = !o.no_tearing;
+  if (!o.replay.empty()) {
+    const auto colon = o.replay.find(':');
+    try {
+      if (colon == std::string::npos) throw std::invalid_argument("no colon");
+      std::size_t used = 0;
+      const auto k = std::stoull(o.replay.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument("k");
+      const std::string img = o.replay.substr(colon + 1);
+      const int image = std::stoi(img, &used);
+      if (used != img.size() || image < 0) throw std::invalid_argument("image");
+      c.replay = fc::CampaignConfig::Replay{k, image};
+      if (image >= c.images + 2) c.images = image - 1;  // any image index is reachable by replay
+    } catch (const std::exception&) {
+      usage("--replay expects K:IMAGE (two non-negative integers), got '" + o.replay + "'");
+    }
+  }
+  if (!o.quiet) {
+    auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+    c.progress = [last](const fc::CampaignProgress& p) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - *last < std::chrono::seconds(1)) return;
+      *last = now;
+      std::fprintf(stderr, "crashtest: %.0f s, %llu ops done, %llu crash points, %llu images, %llu violation(s)\n",
+                   p.seconds, static_cast<unsigned long long>(p.ops_done),
+                   static_cast<unsigned long long>(p.crash_points), static_cast<unsigned long long>(p.images_checked),
+                   static_cast<unsigned long long>(p.violations));
+    };
+  }
+  return c;
+}
+
+void run_list(const Opts& o) {
+  auto all = fc::subjects();
+  std::sort(all.begin(), all.end(),
+            [](auto& a, auto& b) { return std::tie(a.structure, a.variant) < std::tie(b.structure, b.variant); });
+  if (o.json) {
+    Json j = Json::array();
+    for (const auto& s : all)
+      j.push_back({{"structure", s.structure},
+                   {"variant", s.variant},
+                   {"expect_violation", s.expect_violation},
+                   {"description", s.description}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  for (const auto& s : all)
+    std::printf("%-20s %-18s %s%s\n", s.structure.c_str(), s.variant.c_str(),
+                s.expect_violation ? "[broken: expected to fail] " : "", s.description.c_str());
+}
+
+void run_all(const Opts& o) {
+  Json runs = Json::array();
+  bool ok = true;
+  for (const auto& s : fc::subjects()) {
+    Opts q = o;
+    q.ops = std::min<std::size_t>(o.ops, 40);
+    q.images = std::min(o.images, 4);
+    q.quiet = true;
+    q.replay.clear();
+    auto r = fc::run_campaign(s, config_of(q));
+    const bool as_expected = r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0);
+    ok = ok && as_expected;
+    if (o.json) {
+      Json j = to_json(s, r);
+      j["as_expected"] = as_expected;
+      runs.push_back(j);
+    } else {
+      std::printf("%s %-20s %-18s %llu crash points, %llu images, %llu violation(s)%s%s\n",
+                  as_expected ? "ok  " : "FAIL", s.structure.c_str(), s.variant.c_str(),
+                  static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
+                  static_cast<unsigned long long>(r.violations), s.expect_violation ? " (expected >= 1)" : "",
+                  r.error.empty() ? "" : (" error: " + r.error).c_str());
+      if (!as_expected && !r.details.empty()) std::printf("     first: %s\n", r.details.front().replay.c_str());
+    }
+  }
+  if (o.json) std::printf("%s\n", Json{{"runs", runs}, {"ok", ok}}.dump(2).c_str());
+  throw ferrite::cli::Exit{ok ? 0 : 1};
+}
+
+void setup_crashtest(CLI::App* sub) {
+  auto o = std::make_shared<Opts>();
+  sub->add_flag("--list", o->list, "List registered structures and variants");
+  sub->add_flag("--all", o->all, "Run every registered structure and variant with quick settings");
+  sub->add_option("--structure,-s", o->structure, "Structure to test (see --list)");
+  sub->add_option("--variant,-v", o->variant, "Variant (default: correct)");
+  sub->add_option("--threads,-t", o->threads, "Threads")->check(CLI::Range(1, 64));
+  sub->add_option("--ops,-n", o->ops, "Operations (total over all threads)")->check(CLI::Range(1, 1000000));
+  sub->add_option("--images", o->images, "Random images per crash point (plus all-lost and all-persisted)")
+      ->check(CLI::Range(0, 100000));
+  sub->add_option("--seed", o->seed, "Seed (workload, crash-point sample, images)");
+  sub->add_option("--crash-points", o->crash_points,
+                  "Crash points to sample (0: every verb with 1 thread, 300 with several)");
+  sub->add_option("--pool-size", o->pool_size, "Simulated pool size in bytes (default 1 MiB)")
+      ->check(CLI::Range(std::size_t{1} << 18, std::size_t{1} << 34));
+  sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
+  sub->add_option("--replay", o->replay, "Replay one crash point and image: K:IMAGE (from a violation)");
+  sub->add_flag("--json", o->json, "Machine-readable output");
+  sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
+  sub->callback([o] {
+    if (o->list) {
+      run_list(*o);
+      throw ferrite::cli::Exit{0};
+    }
+    if (o->all) run_all(*o);
+    if (o->structure.empty()) usage("give --structure S (see --list), --list or --all");
+    const fc::SubjectInfo* s = fc::find_subject(o->structure, o->variant);
+    if (s == nullptr) {
+      std::string known;
+      for (const auto& x : fc::subjects())
+        if (x.structure == o->structure) known += " " + x.variant;
+      usage("no structure '" + o->structure + "' with variant '" + o->variant + "'" +
+            (known.empty() ? std::string(" (see --list)") : "; its variants:" + known));
+    }
+    fc::CampaignConfig cfg = config_of(*o);
+    fc::CampaignResult r;
+    try {
+      r = fc::run_campaign(*s, cfg);
+    } catch (const std::invalid_argument& e) {
+      usage(e.what());
+    }
+    if (o->json) {
+      Json j = to_json(*s, r);
+      if (cfg.replay) j["replay_reached"] = r.replay_reached;
+      std::printf("%s\n", j.dump(2).c_str());
+    } else {
+      print_text(r);
+      if (cfg.replay && !r.replay_reached)
+        std::printf("  crash point %llu was not reached (the run issued %llu verbs)\n",
+                    static_cast<unsigned long long>(cfg.replay->k), static_cast<unsigned long long>(r.verbs));
+    }
+    if (!r.error.empty()) {
+      std::fprintf(stderr, "ferrite crashtest: %s\n", r.error.c_str());
+      throw ferrite::cli::Exit{1};
+    }
+    throw ferrite::cli::Exit{r.violations == 0 ? 0 : 1};
+  });
+}
+
+}  // namespace
+
+FERRITE_REGISTER_COMMAND(crashtest, "Crash campaigns: crash a structure at every persistence verb and check recovery",
+                         setup_crashtest);
