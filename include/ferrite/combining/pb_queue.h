@@ -45,6 +45,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -124,6 +125,12 @@ class PBQueueEnqObject {
   }
 
   void before_persist(void*, int) {
+    if constexpr ((Faults & kNoOldTail) != 0) {
+      // BROKEN variant only: give a concurrent dequeue combiner the chance
+      // to take the nodes just linked before they are durable (the race the
+      // crash campaign must catch; on 2 cores it is otherwise rare).
+      std::this_thread::yield();
+    }
     // PERSIST: Alg. 5 l.24 — the old tail (next changed) and every new node,
     // before EState (l.25) and the pfence (l.26) that orders them before
     // EIndex.
