@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -26,6 +28,27 @@ namespace ferrite::crash {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// ------------------------------------------- stopping the other threads
+// While a crashed child (and its grandchildren) run, the parent's other
+// worker threads would only spin (e.g. on a lock held by the crashing
+// thread) and starve the children of CPU. After the fork they are stopped
+// with a signal whose handler sleeps until released. The child's snapshot is
+// taken already, so this has no effect on what is checked.
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_stopped{0};
+constexpr int kStopSignal = SIGUSR2;
+
+void stop_handler(int) {
+  const int saved = errno;
+  g_stopped.fetch_add(1);
+  sigset_t mask;
+  ::sigprocmask(SIG_SETMASK, nullptr, &mask);
+  ::sigdelset(&mask, kStopSignal);
+  while (g_stop.load()) ::sigsuspend(&mask);
+  g_stopped.fetch_sub(1);
+  errno = saved;
+}
 
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -141,6 +164,7 @@ struct Campaign {
 
   CampaignResult result;
   std::unordered_set<std::uint64_t> seen_k;
+  std::optional<CrashState> captured;  // taken by the parent (one thread)
 
   Campaign(const SubjectInfo& i, const CampaignConfig& c) : info(i), cfg(c) {}
 
@@ -163,6 +187,10 @@ struct Campaign {
       while (sim::threads_waiting() + parked.load() + finished.load() < cfg.threads - 1 && Clock::now() < deadline)
         std::this_thread::yield();
     }
+    // With one thread nothing else runs: capture here, where the media
+    // mapping is already faulted in (a child would re-fault every page of
+    // it). With several threads the child captures from its atomic snapshot.
+    if (cfg.threads == 1) captured = sim::capture_locked(k);
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("crash campaign: pipe failed");
     const pid_t pid = ::fork();
@@ -176,11 +204,14 @@ struct Campaign {
       ::_exit(0);
     }
     ::close(fds[1]);
+    captured.reset();
+    if (cfg.threads > 1) stop_others();
     Reader r(read_all(fds[0]));
     ::close(fds[0]);
     const int status = wait_child(pid);
     merge_report(k, r, status);
     if (cfg.threads > 1) {
+      resume_others();
       park.store(false, std::memory_order_seq_cst);
       park.notify_all();
     }
@@ -193,6 +224,26 @@ struct Campaign {
       p.ops_done = ops_done.load(std::memory_order_relaxed);
       p.seconds = std::chrono::duration<double>(Clock::now() - start).count();
       cfg.progress(p);
+    }
+  }
+
+  std::vector<pthread_t> workers;
+  std::atomic<bool> go{false};  // workers start once `workers` is filled
+  std::vector<std::atomic<bool>> worker_done = std::vector<std::atomic<bool>>(64);
+
+  void stop_others() {
+    g_stop.store(true);
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      if (!worker_done[i].load() && !pthread_equal(workers[i], pthread_self())) ::pthread_kill(workers[i], kStopSignal);
+  }
+  void resume_others() {
+    g_stop.store(false);
+    // Wake the sleepers; repeat until every handler has left (a signal may
+    // arrive between the flag test and sigsuspend).
+    while (g_stopped.load() > 0) {
+      for (std::size_t i = 0; i < workers.size(); ++i)
+        if (!worker_done[i].load() && !pthread_equal(workers[i], pthread_self())) ::pthread_kill(workers[i], kStopSignal);
+      std::this_thread::yield();
     }
   }
 
@@ -332,7 +383,7 @@ struct Campaign {
     std::vector<Violation> details;
     CrashState cs;
     try {
-      cs = sim::capture_locked(k);
+      cs = captured ? std::move(*captured) : sim::capture_locked(k);
       const std::vector<HistoryOp> ops = history.snapshot();
       std::vector<std::size_t> pending_idx;
       for (std::size_t i = 0; i < ops.size(); ++i)
@@ -532,8 +583,26 @@ struct Campaign {
     if (cfg.threads == 1) {
       worker(0, share(0));
     } else {
-      for (int t = 0; t < cfg.threads; ++t) ts.emplace_back([this, t] { worker(t, share(t)); });
+      struct sigaction sa {}, old {};
+      sa.sa_handler = &stop_handler;
+      ::sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESTART;
+      ::sigaction(kStopSignal, &sa, &old);
+      for (auto& d : worker_done) d.store(false);
+      for (int t = 0; t < cfg.threads; ++t)
+        ts.emplace_back([this, t] {
+          while (!go.load()) go.wait(false);
+          worker(t, share(t));
+          worker_done[static_cast<std::size_t>(t)].store(true);
+        });
+      workers.clear();
+      for (auto& t : ts) workers.push_back(t.native_handle());
+      go.store(true);
+      go.notify_all();
       for (auto& t : ts) t.join();
+      go.store(false);
+      workers.clear();
+      ::sigaction(kStopSignal, &old, nullptr);
     }
     return sim::verbs();
   }
@@ -571,7 +640,7 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
 }
 
 CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) {
-  if (cfg.threads < 1) throw std::invalid_argument("crash campaign: threads must be >= 1");
+  if (cfg.threads < 1 || cfg.threads > 64) throw std::invalid_argument("crash campaign: threads must be in [1, 64]");
   if (cfg.images < 0) throw std::invalid_argument("crash campaign: images must be >= 0");
   if (cfg.replay && (cfg.replay->image < 0 || cfg.replay->image >= cfg.images + 2))
     throw std::invalid_argument("crash campaign: replay image must be in [0, images+2)");

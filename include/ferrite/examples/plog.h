@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <thread>
 #include <stdexcept>
 #include <vector>
 
@@ -114,8 +115,7 @@ class PLog {
  private:
   void lock() {
     while (lock_.exchange(1, std::memory_order_acquire) != 0)
-      while (lock_.load(std::memory_order_relaxed) != 0) {
-      }
+      while (lock_.load(std::memory_order_relaxed) != 0) std::this_thread::yield();
   }
   void unlock() { lock_.store(0, std::memory_order_release); }
 
