@@ -80,6 +80,15 @@ class PwfAtomicFloat {
     return std::bit_cast<double>(
         comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kMul), std::bit_cast<std::int64_t>(k)));
   }
+  // A read through the combining protocol (linearizable, detectable; it
+  // consumes a seq like any operation).
+  double read(int tid, std::uint64_t seq) {
+    return std::bit_cast<double>(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kRead), 0));
+  }
+  double recover_read(int tid, std::uint64_t seq) {
+    return std::bit_cast<double>(comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kRead), 0));
+  }
+  // A wait-free validated snapshot (no seq, no combining round).
   double read() const {
     std::vector<std::uint64_t> st;
     comb_.snapshot(&st);

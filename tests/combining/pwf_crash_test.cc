@@ -1,0 +1,162 @@
+// Crash campaigns (crash/campaign.h) on the PWFcomb structures through their
+// adapters in tools/subjects/pwf_subjects.cc:
+//   - one thread: every persistence verb of a >= 200-operation run is a crash
+//     point (single-thread runs also re-attach every 7 ops, see the adapter);
+//   - 2–4 threads: >= 10,000 sampled crash images;
+//   - correct variants: no violation; each broken variant: at least one, and
+//     its replay line reproduces it (one thread: same crash point and image).
+// Loop sizes scale with FERRITE_TEST_SCALE.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "ferrite/crash/campaign.h"
+#include "pwf_test_util.h"
+
+namespace fc = ferrite::crash;
+using ferrite::combining::pwftest::scale;
+
+namespace {
+
+std::size_t scaled(std::size_t n, std::size_t min) {
+  return std::max(min, static_cast<std::size_t>(static_cast<double>(n) * scale()));
+}
+
+const fc::SubjectInfo& subject(const std::string& s, const std::string& v) {
+  const auto* info = fc::find_subject(s, v);
+  if (info == nullptr) throw std::runtime_error(s + "/" + v + " not registered");
+  return *info;
+}
+
+std::string describe(const fc::CampaignResult& r) {
+  std::string s = r.error;
+  for (const auto& v : r.details)
+    s += "\n  k=" + std::to_string(v.k) + " image " + std::to_string(v.image) + " " + v.property + " [" +
+         v.engine + "] " + v.reason + " (" + v.image_how + ")\n  " + v.replay;
+  return s;
+}
+
+struct Case {
+  const char* structure;
+  const char* variant;
+};
+std::string name(const ::testing::TestParamInfo<Case>& i) {
+  std::string s = std::string(i.param.structure) + "_" + i.param.variant;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+// ------------------------------------------------------------ correct variants
+class PwfCorrect : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PwfCorrect, OneThreadEveryCrashPoint) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  ASSERT_FALSE(s.expect_violation);
+  fc::CampaignConfig cfg;
+  cfg.threads = 1;
+  cfg.ops = scaled(200, 20);
+  cfg.images = 3;
+  cfg.seed = 11;
+  cfg.pool_size = 4u << 20;
+  auto r = fc::run_campaign(s, cfg);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.violations, 0u) << describe(r);
+  EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
+  EXPECT_GE(r.verbs, 2 * cfg.ops);  // at least pwb(record) + psync per op
+  EXPECT_EQ(r.inconclusive, 0u);
+  std::printf("[pwf] %s/%s 1 thread: %zu ops, %llu crash points, %llu images checked, %.1fs\n",
+              GetParam().structure, GetParam().variant, cfg.ops,
+              static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.images_checked), r.seconds);
+}
+
+TEST_P(PwfCorrect, SeveralThreadsSampledImages) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  for (int threads : {2, 4}) {
+    fc::CampaignConfig cfg;
+    cfg.threads = threads;
+    cfg.ops = scaled(400, 40);
+    cfg.crash_points = scaled(260, 20);
+    cfg.images = 18;  // + 2 fixed: >= 10,000 images built at full scale
+    cfg.seed = 5 + static_cast<std::uint64_t>(threads);
+    cfg.pool_size = 4u << 20;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.violations, 0u) << threads << " threads" << describe(r);
+    EXPECT_GE(r.images_built, static_cast<std::uint64_t>(scaled(5000, 50)));
+    std::printf("[pwf] %s/%s %d threads: %llu crash points, %llu images built, %llu checked, "
+                "%llu inconclusive, %.1fs\n",
+                GetParam().structure, GetParam().variant, threads,
+                static_cast<unsigned long long>(r.crash_points),
+                static_cast<unsigned long long>(r.images_built),
+                static_cast<unsigned long long>(r.images_checked),
+                static_cast<unsigned long long>(r.inconclusive), r.seconds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pwf, PwfCorrect,
+                         ::testing::Values(Case{"pwfcomb-float", "correct"}, Case{"pwf-stack", "correct"},
+                                           Case{"pwf-stack", "correct-no-elim"},
+                                           Case{"pwf-stack", "correct-no-rec"}, Case{"pwf-queue", "correct"},
+                                           Case{"pwf-heap", "correct"}),
+                         name);
+
+// ------------------------------------------------------------ broken variants
+struct BrokenCase {
+  const char* structure;
+  const char* variant;
+  int threads;  // the smallest run that exposes it
+};
+class PwfBroken : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(PwfBroken, IsCaughtAndReplayReproduces) {
+  const auto& p = GetParam();
+  const auto& s = subject(p.structure, p.variant);
+  ASSERT_TRUE(s.expect_violation);
+  fc::CampaignConfig cfg;
+  cfg.threads = p.threads;
+  cfg.ops = p.threads == 1 ? scaled(200, 60) : scaled(400, 200);
+  cfg.images = 6;
+  cfg.seed = 3;
+  cfg.pool_size = 4u << 20;
+  if (p.threads > 1) cfg.crash_points = scaled(300, 150);
+  auto r = fc::run_campaign(s, cfg);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught";
+  ASSERT_FALSE(r.details.empty());
+  const auto& v = r.details.front();
+  std::printf("[pwf] %s/%s caught: %llu violations of %llu images; first: %s %s\n  replay: %s\n", p.structure,
+              p.variant, static_cast<unsigned long long>(r.violations),
+              static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
+              v.replay.c_str());
+  EXPECT_NE(v.replay.find("--replay " + std::to_string(v.k) + ":" + std::to_string(v.image)), std::string::npos);
+  if (p.threads == 1) {
+    // Deterministic with one thread: the replay hits the same crash point
+    // and image and reproduces the same violation.
+    fc::CampaignConfig again = cfg;
+    again.replay = fc::CampaignConfig::Replay{v.k, v.image};
+    auto rr = fc::run_campaign(s, again);
+    EXPECT_TRUE(rr.replay_reached);
+    ASSERT_EQ(rr.violations, 1u) << "replay did not reproduce: " << v.replay;
+    EXPECT_EQ(rr.details.front().reason, v.reason);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pwf, PwfBroken,
+                         ::testing::Values(BrokenCase{"pwfcomb-float", "no-pfence", 1},
+                                           BrokenCase{"pwfcomb-float", "no-index", 1},
+                                           BrokenCase{"pwfcomb-float", "no-helper-pwb", 2},
+                                           BrokenCase{"pwf-stack", "no-pfence", 1},
+                                           BrokenCase{"pwf-stack", "no-helper-pwb", 2},
+                                           BrokenCase{"pwf-queue", "no-connect-pwb", 1},
+                                           BrokenCase{"pwf-queue", "no-helper-pwb", 2},
+                                           BrokenCase{"pwf-heap", "no-index", 1},
+                                           BrokenCase{"pwf-heap", "no-pfence", 1}),
+                         [](const ::testing::TestParamInfo<BrokenCase>& i) {
+                           std::string s = std::string(i.param.structure) + "_" + i.param.variant;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
