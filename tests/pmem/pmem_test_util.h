@@ -64,14 +64,26 @@ inline void reseal(layout::HeaderSlot* h) {
                                 offsetof(layout::HeaderSlot, checksum));
 }
 
-// Runs this test binary again as a child with FERRITE_PMEM_CHILD=role and
-// the given extra environment; returns its pid.
+// A pipe whose ends are close-on-exec except `child_end` (0 read, 1 write),
+// which a spawned child inherits.
+inline bool child_pipe(int fds[2], int child_end) {
+  if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+  return ::fcntl(fds[child_end], F_SETFD, 0) == 0;
+}
+
+// Runs this test binary again (fork + exec of /proc/self/exe) as a child
+// running only the test PmemChild.Entry, with FERRITE_PMEM_CHILD=role and the
+// given extra environment; returns its pid. The child's stdout goes to
+// /dev/null (gtest chatter); stderr is inherited.
 inline pid_t spawn_self(const std::string& role, const std::vector<std::string>& env) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("FERRITE_PMEM_CHILD", role.c_str(), 1);
     for (const auto& kv : env) ::putenv(const_cast<char*>(kv.c_str()));
-    char* argv[] = {const_cast<char*>("/proc/self/exe"), nullptr};
+    const int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, 1);
+    char* argv[] = {const_cast<char*>("/proc/self/exe"), const_cast<char*>("--gtest_filter=PmemChild.Entry"),
+                    nullptr};
     ::execv("/proc/self/exe", argv);
     ::_exit(127);
   }
