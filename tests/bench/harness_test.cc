@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.h"
+#include "ferrite/pmem/pool.h"
 
 namespace ferrite::bench {
 namespace {
@@ -284,6 +285,62 @@ TEST(BenchHarness, PlotsAreWrittenWhenMatplotlibIsAvailable) {
   EXPECT_TRUE(ok) << msg;
   EXPECT_TRUE(std::filesystem::exists(dir / "test-stack-pairs-hardware-throughput.png")) << msg;
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ferrite::bench
+
+namespace ferrite::bench {
+namespace {
+
+// A minimal "durable" counter living in the pool: insert writes a word and
+// persists it (1 pwb, 1 pfence, 1 psync); remove issues nothing. Pairs must
+// therefore report exactly 0.5 pwb per operation.
+class PoolCounter final : public Instance {
+ public:
+  PoolCounter(const RunParams& p, pmem::Pool* pool) {
+    if (pool == nullptr) throw std::logic_error("no pool");
+    slots_ = static_cast<std::int64_t*>(pool->heap().alloc(64 * static_cast<std::size_t>(p.max_threads), 0));
+  }
+  void insert(int tid, std::uint64_t, std::int64_t v) override {
+    std::int64_t* w = slots_ + 8 * tid;  // one line per thread
+    *w = v;
+    persist::pwb(w);
+    persist::pfence();
+    persist::psync();
+  }
+  bool remove(int, std::uint64_t, std::int64_t*) override { return false; }
+
+ private:
+  std::int64_t* slots_;
+};
+
+std::size_t bench_pool_files(const std::string& dir) {
+  std::size_t n = 0;
+  const std::string prefix = "ferrite-bench-" + std::to_string(::getpid()) + "-";
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
+TEST(BenchHarness, PoolTechniquesGetAFreshPoolAndExactVerbCounts) {
+  Technique t{"pool-counter", Structure::kQueue, true, "test",
+              [](const RunParams& p, pmem::Pool* pool) { return std::make_unique<PoolCounter>(p, pool); }};
+  t.pool_size = 16u << 20;
+  for (const char* backend : {"hardware", "off"}) {
+    Experiment e = tiny(Structure::kQueue, {}, 100);
+    ASSERT_TRUE(persist::parse_backend(backend, &e.backend));
+    const std::size_t before = bench_pool_files(e.pool_dir);
+    const RepResult r = run_rep(t, e, 2, 1);
+    EXPECT_EQ(r.ops, 2u * 100u);
+    EXPECT_EQ(r.empty_removes, 100u);  // every remove "fails"
+    // Counted over the timed region only (pool creation is excluded).
+    EXPECT_EQ(r.counters[persist::Verb::kPwb], 100u) << backend;
+    EXPECT_EQ(r.counters[persist::Verb::kPfence], 100u) << backend;
+    EXPECT_EQ(r.counters[persist::Verb::kPsync], 100u) << backend;
+    EXPECT_NE(r.media, "none");
+    EXPECT_EQ(bench_pool_files(e.pool_dir), before) << "the pool file was not deleted";
+  }
 }
 
 }  // namespace
