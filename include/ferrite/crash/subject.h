@@ -31,11 +31,17 @@
 //            for each op pending at the crash:  s->recover_op(tid, seq, op)
 //                                               (detectable subjects only);
 //            s->observe()                       again (detectability check).
-//   Each image runs in its own forked process: recover() is called once per
-//   process on a Pool object whose memory now holds the image (the Pool
-//   object itself is only metadata; its heap's volatile free lists are
-//   stale, so recover() must call heap().recover_by_trace/scan).
-//   Persistence verbs issued during recovery are no-ops (the `off` table).
+//   Each image runs in its own forked process, a restarted machine: the
+//   image is opened with pmem::Pool::open (header validation included) at
+//   the same base address, and recover() receives THAT Pool — a different
+//   object from the one create() got, in the state open() leaves it: re-
+//   attach by root name (pool.root<T>(name)), never reuse Pool pointers kept
+//   from create(), and call pool.heap().recover_by_trace/scan exactly once
+//   (the heap's free lists are rebuilt from what you mark). Volatile state
+//   of the Subject object (handles, locks, per-thread counters) is whatever
+//   it was at the crash: rebuild what recovery needs. Persistence verbs
+//   issued during recovery are counted but not simulated. recover() and
+//   recover_op() may throw: that is reported as a violation.
 //   The initial abstract state is observe() right after create().
 #pragma once
 
