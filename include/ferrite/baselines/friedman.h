@@ -27,8 +27,12 @@
 //
 // Deviations from the paper's pseudocode (all for this code base's memory
 // model and reclamation, see docs/baselines.md):
-//   * flushes are pwb; the paper's FLUSH orderings are pfence; an operation
-//     ends with psync so it is durable on return.
+//   * the paper's FLUSH is pwb + psync: FHMP assume a flush completes (is
+//     durable) before the next instruction; with only pfence (ordering) the
+//     crash simulator finds 2-thread violations (B's durable effects depend
+//     on A's link that is only ordered in A's pending write-backs). Only the
+//     owner-private log announcement uses pwb + pfence. On x86 psync and
+//     pfence are both sfence.
 //   * the dequeuer pwbs first->next before claiming `next`: the link it
 //     relies on must be durable before its claim is (otherwise a crash could
 //     keep a completed dequeue of a node whose enqueue is lost).
@@ -150,7 +154,7 @@ class FriedmanQueue {
       root_ = pool.create_root<Root>(name);
       PNode* s = alloc_.make(0, 0);
       persist::pwb(s, alloc_.node_size());
-      persist::pfence();
+      persist::psync();
       root_->head.store(s, std::memory_order_relaxed);  // relaxed: single-threaded setup
       root_->tail.store(s, std::memory_order_relaxed);
       persist::pwb(&root_->head);
@@ -167,7 +171,7 @@ class FriedmanQueue {
     // PERSIST: FHMP enq: FLUSH(node) before it is linked (inv. 1).
     if constexpr ((Faults & kNoNodePwb) == 0) persist::pwb(node, alloc_.node_size());
     if constexpr (kLog) announce(tid, seq, friedman::kLogEnq, v, node);
-    persist::pfence();
+    persist::psync();
     auto guard = ebr_.pin(tid);
     sync::Backoff backoff;
     for (;;) {
@@ -180,7 +184,7 @@ class FriedmanQueue {
                                                std::memory_order_acquire)) {
           // PERSIST: FHMP enq: FLUSH(&last->next) after the linking CAS.
           if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&last->next);
-          persist::pfence();
+          persist::psync();
           if constexpr (kLog) mark_done(tid, seq, 0);
           root_->tail.compare_exchange_strong(last, node, std::memory_order_acq_rel);
           end_op();
@@ -190,7 +194,7 @@ class FriedmanQueue {
       } else {
         // PERSIST: a helper persists the link before moving the tail past it.
         persist::pwb(&last->next);
-        persist::pfence();
+        persist::psync();
         root_->tail.compare_exchange_strong(last, next, std::memory_order_acq_rel);
       }
     }
@@ -200,7 +204,7 @@ class FriedmanQueue {
     check_tid(tid, max_, "FriedmanQueue");
     if constexpr (kLog) {
       announce(tid, seq, friedman::kLogDeq, 0, nullptr);
-      persist::pfence();
+      persist::psync();
     }
     const std::uint64_t my_tag = kLog ? friedman::make_tag(tid, seq) : static_cast<std::uint64_t>(tid + 1);
     auto& retired = retire_[tid].value;  // old sentinels we unlinked (owner-only)
@@ -225,14 +229,14 @@ class FriedmanQueue {
             break;
           }
           persist::pwb(&last->next);
-          persist::pfence();
+          persist::psync();
           root_->tail.compare_exchange_strong(last, next, std::memory_order_acq_rel);
           continue;
         }
         // PERSIST: (deviation) the link first->next is durable before our
         // claim of `next` (inv. 2).
         if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&first->next);
-        persist::pfence();
+        persist::psync();
         const std::int64_t v = next->value;
         std::uint64_t expected = 0;
         // CRASH: once this claim is durable the dequeue took effect.
@@ -240,7 +244,7 @@ class FriedmanQueue {
                                                  std::memory_order_acquire)) {
           // PERSIST: FHMP deq: FLUSH(&next->deqThreadID).
           persist::pwb(&next->deq_by);
-          persist::pfence();
+          persist::psync();
           record_result(my_tag, next, v);
           if (advance_head(first, next)) retired.push_back(first);
           *out = v;
@@ -250,7 +254,7 @@ class FriedmanQueue {
         // Someone else claimed it: help (FHMP deq else-branch).
         if (root_->head.load(std::memory_order_acquire) == first) {
           persist::pwb(&next->deq_by);
-          persist::pfence();
+          persist::psync();
           record_result(expected, next, next->value);
           if (advance_head(first, next)) retired.push_back(first);
         }
@@ -315,7 +319,7 @@ class FriedmanQueue {
   }
   // Log queue: completes entry (tid, seq) with `result` if it still names
   // that operation and is not done. Durable queue: no-op. Two phases, each
-  // a 16-byte CAS followed by pwb + pfence: first the result (state still
+  // a 16-byte CAS followed by pwb + psync: first the result (state still
   // "not done"), then the done bit. A line may tear at 8-byte boundaries, so
   // a single {done, result} write could persist as {done, stale result};
   // with two ordered phases every torn image is either "not done" or
@@ -328,16 +332,16 @@ class FriedmanQueue {
       // operation owns the entry: both fine.
       friedman::cas16(&e.word, {s, 0}, {s, result});
       if constexpr ((Faults & kNoLogPwb) == 0) persist::pwb(&e.word);
-      persist::pfence();
+      persist::psync();
       friedman::cas16(&e.word, {s, result}, {s | 1, result});
       if constexpr ((Faults & kNoLogPwb) == 0) persist::pwb(&e.word);
-      persist::pfence();
+      persist::psync();
     } else {
       (void)tid, (void)seq, (void)result;
     }
   }
   // The claimer's result (returnedValues / log entry), and for the log queue
-  // the enqueuer's entry marked done — both durable (pfence) before head
+  // the enqueuer's entry marked done — both durable (psync) before head
   // moves past the node (inv. 3).
   void record_result(std::uint64_t claim_tag, PNode* node, std::int64_t v) {
     if constexpr (kLog) {
@@ -349,7 +353,7 @@ class FriedmanQueue {
       // Relaxed: returnedValues is read only by recovery (single-threaded).
       root_->returned[t]->store(v, std::memory_order_relaxed);
       persist::pwb(&root_->returned[t].value);
-      persist::pfence();
+      persist::psync();
     }
   }
   bool advance_head(PNode* first, PNode* next) {

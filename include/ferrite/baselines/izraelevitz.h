@@ -6,16 +6,23 @@
 // izraelevitz-treiber (stack).
 //
 // The rule applied (exactly; one helper per access kind below):
-//   * every load of a shared location is followed by pwb(location); pfence
+//   * every load of a shared location is followed by pwb(location); psync
 //     (load_p);
 //   * every store / CAS (successful or not) to a shared location is followed
-//     by pwb(location); pfence (store_p, cas_p);
+//     by pwb(location); psync (store_p, cas_p);
 //   * the initializing stores to a fresh node, made before it is published,
-//     are written back as one pwb(node, node_size); pfence (the transform
+//     are written back as one pwb(node, node_size); psync (the transform
 //     would flush each store; they share the node's line(s));
-//   * each operation ends with psync before it returns (the DISC'16 model's
-//     flush+fence is synchronous; under Ferrite's split verbs a pfence only
-//     orders, so durability on return needs the psync).
+//   * each operation ends with psync before it returns (a no-op in effect
+//     after the rule, kept so the broken variant can drop it).
+// The fence is psync, not pfence: the DISC'16 transform's fence is a
+// *persist* fence (x86 sfence after clwb/clflush completes the write-back),
+// and the transform needs it — a value written by thread A and read by B
+// must be durable before B's own effects are, and B cannot write back A's
+// pending lines. With pfence (ordering only) the crash simulator finds
+// violations in 2-thread runs: B links its node to A's node while A's node
+// is still only ordered, not durable. On x86 both map to sfence, so the
+// choice costs nothing there; it shows up only in the psync counter.
 // This makes any linearizable algorithm durably linearizable: a value read
 // by a thread is persistent before anything the thread does next.
 //
@@ -28,7 +35,7 @@
 // A removed node is retired to EBR after the removing operation's psync, so
 // it is never reused while the durable head/top may still reach it.
 //
-// Persistence invariants: a node is durable before any link to it (pfence
+// Persistence invariants: a node is durable before any link to it (psync
 // between its pwb and the linking CAS). The durable head (top) always points
 // to a chain of durable nodes.
 //
@@ -63,14 +70,14 @@ struct Rule {
     // PERSIST: IMS'16 §5: a load is followed by a flush of the location, so
     // the value read is durable before it can influence anything we persist.
     persist::pwb(&a);
-    persist::pfence();
+    persist::psync();
     return v;
   }
   template <class T>
   static void store_p(std::atomic<T>& a, T v) {
     a.store(v, std::memory_order_release);
     if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&a);
-    persist::pfence();
+    persist::psync();
   }
   template <class T>
   static bool cas_p(std::atomic<T>& a, T& expected, T desired) {
@@ -81,13 +88,13 @@ struct Rule {
     // PERSIST: IMS'16 §5: a CAS is followed by a flush of the location
     // (also when it fails: it was a load).
     if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&a);
-    persist::pfence();
+    persist::psync();
     return ok;
   }
   static void node_p(const PNode* n, std::size_t size) {
     // PERSIST: the node's initializing stores before publication.
     if constexpr ((Faults & kNoNodePwb) == 0) persist::pwb(n, size);
-    persist::pfence();
+    persist::psync();
   }
   static void end_op() {
     // PERSIST: durable before the response.
@@ -178,7 +185,7 @@ class IzraelevitzQueue {
         const std::int64_t v = next->value;
         // PERSIST: the load of next->value is a shared load too.
         persist::pwb(&next->value);
-        persist::pfence();
+        persist::psync();
         PNode* f = first;
         // CRASH: once this CAS is durable the element is gone.
         if (R::cas_p(root_->head, f, next)) {
@@ -285,7 +292,7 @@ class IzraelevitzStack {
         PNode* next = R::load_p(top->next);
         const std::int64_t v = top->value;
         persist::pwb(&top->value);  // PERSIST: shared load rule
-        persist::pfence();
+        persist::psync();
         PNode* t = top;
         if (R::cas_p(root_->top, t, next)) {
           *out = v;

@@ -1,0 +1,116 @@
+// Crash campaigns (crash/campaign.h, simulator backend) on the persistent
+// competitors through their adapters in tools/subjects/baseline_*.cc:
+//  * single-threaded: every crash point of a run, 0 violations;
+//  * 2-3 threads: sampled crash points, 0 violations;
+//  * every registered broken variant of a competitor: >= 1 violation.
+// pmdk-tx is not here: PMDK writes back with its own instructions, which
+// the simulator cannot see (docs/baselines.md).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "baselines/test_util.h"
+#include "ferrite/crash/campaign.h"
+
+namespace cr = ferrite::crash;
+using ferrite::baselines::testing::test_scale;
+
+namespace {
+
+std::size_t scaled(double n, double min) {
+  const double v = n * test_scale();
+  return static_cast<std::size_t>(v < min ? min : v);
+}
+
+const cr::SubjectInfo& subject(const std::string& structure, const std::string& variant) {
+  const auto* s = cr::find_subject(structure, variant);
+  if (s == nullptr) throw std::runtime_error(structure + "/" + variant + " not registered");
+  return *s;
+}
+
+std::string describe(const cr::CampaignResult& r) {
+  std::string s = r.error;
+  for (const auto& v : r.details)
+    s += "\n  k=" + std::to_string(v.k) + " image " + std::to_string(v.image) + " " + v.property + " [" +
+         v.engine + "] " + v.reason + " (" + v.image_how + ")\n  " + v.replay;
+  return s;
+}
+
+}  // namespace
+
+class BaselineCrash : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
+  cr::CampaignConfig cfg;
+  cfg.ops = scaled(150, 20);
+  cfg.images = 4;
+  cfg.seed = 23;
+  cfg.pool_size = std::size_t{8} << 20;
+  auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.violations, 0u) << describe(r);
+  EXPECT_EQ(r.crash_points, r.verbs + 1);
+  EXPECT_GT(r.images_checked, r.crash_points);
+  std::printf("[baseline-crash] %s/correct 1 thread: %zu ops, %llu crash points, %llu images, %llu violations\n",
+              GetParam(), cfg.ops, static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.violations));
+}
+
+TEST_P(BaselineCrash, SurvivesSampledCrashesOfMultiThreadedRuns) {
+  std::uint64_t images = 0, points = 0;
+  for (int round = 0; round < 4; ++round) {
+    cr::CampaignConfig cfg;
+    cfg.threads = 2 + round % 2;
+    cfg.ops = scaled(600, 40);
+    cfg.images = 6;
+    cfg.crash_points = scaled(120, 10);
+    cfg.seed = 500 + static_cast<std::uint64_t>(round);
+    cfg.pool_size = std::size_t{8} << 20;
+    auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(r.violations, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
+    images += r.images_checked;
+    points += r.crash_points;
+  }
+  EXPECT_GT(images, 0u);
+  std::printf("[baseline-crash] %s/correct 2-3 threads: %llu crash points, %llu images, 0 violations\n",
+              GetParam(), static_cast<unsigned long long>(points), static_cast<unsigned long long>(images));
+}
+
+// Every broken variant registered for this competitor is caught.
+TEST_P(BaselineCrash, EveryBrokenVariantIsCaught) {
+  int variants = 0;
+  for (const auto& s : cr::subjects()) {
+    if (s.structure != GetParam() || !s.expect_violation) continue;
+    ++variants;
+    cr::CampaignConfig cfg;
+    cfg.ops = scaled(150, 30);
+    cfg.images = 6;
+    cfg.seed = 29;
+    cfg.pool_size = std::size_t{8} << 20;
+    cfg.max_details = 1;
+    auto r = cr::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught";
+    std::printf("[baseline-crash] %s/%s: %llu violations in %llu images%s\n", s.structure.c_str(),
+                s.variant.c_str(), static_cast<unsigned long long>(r.violations),
+                static_cast<unsigned long long>(r.images_checked),
+                r.details.empty() ? "" : ("; first: " + r.details[0].property + " " + r.details[0].reason).c_str());
+  }
+  EXPECT_GT(variants, 0) << "no broken variant registered for " << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Competitors, BaselineCrash,
+                         ::testing::Values("izraelevitz-ms", "izraelevitz-treiber", "friedman-durable",
+                                           "friedman-log", "lock-persist-stack", "lock-persist-queue",
+                                           "lock-persist-heap", "lock-persist-float", "fc-inplace-stack",
+                                           "fc-inplace-queue", "fc-inplace-heap", "fc-inplace-float"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (auto& c : n)
+                             if (c == '-') c = '_';
+                           return n;
+                         });
