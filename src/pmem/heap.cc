@@ -221,6 +221,10 @@ void Heap::Impl::free(void* p, int a) {
   const std::int64_t ci = chunk_of(p);
   if (ci < 0) detail::fail(Errc::kInvalidArgument, path_, "free of " + detail::hex(reinterpret_cast<std::uintptr_t>(p)) + ": not in the heap");
   const auto i = static_cast<std::uint64_t>(ci);
+  // A block of a chunk that awaits recovery stays allocated until recovery
+  // decides (it is free then unless the technique marks it): dropping the
+  // free here avoids handing it out twice.
+  if (pending_[head_of(i)]) return;
   const std::uint32_t e = entry(i);
   Arena& ar = *arena_[static_cast<std::size_t>(a)];
   if (L::is_small(e)) {

@@ -162,7 +162,9 @@ class Heap {
   // kInvalidArgument for a tid outside [0, arenas()).
   void* alloc(std::size_t n, int tid);
   // Returns p (a pointer alloc returned) to arena `tid`'s free list; any
-  // tid may free any block. Freed memory is not written.
+  // tid may free any block. Freed memory is not written. Before recovery, a
+  // free of a block from a chunk assigned at open is deferred to recovery
+  // (the block is free afterwards unless it is marked live).
   void free(void* p, int tid);
   // Usable size of the block holding p (p may point inside the block).
   std::size_t block_size(const void* p) const;
