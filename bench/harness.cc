@@ -271,7 +271,9 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
 // ------------------------------------------------------------------ points
 
 bool is_ferrite_technique(const std::string& name) {
-  return name.rfind("pb-", 0) == 0 || name.rfind("pwf-", 0) == 0;
+  for (const char* prefix : {"pb-", "pwf-", "pbcomb", "pwfcomb"})
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
 }
 
 std::vector<const Technique*> techniques_for(Structure s) {

@@ -126,7 +126,8 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
 std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progress = {});
 std::vector<Record> run_experiments(const std::vector<Experiment>& es, const ProgressFn& progress = {});
 
-// Registered techniques of `s`, in display order: Ferrite's own (pb-*, pwf-*),
+// Registered techniques of `s`, in display order: Ferrite's own (pb-*, pwf-*,
+// pbcomb*, pwfcomb*),
 // then persistent competitors, then transient ones; by name within a group.
 std::vector<const Technique*> techniques_for(Structure s);
 bool is_ferrite_technique(const std::string& name);

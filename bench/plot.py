@@ -9,7 +9,7 @@ Writes, per experiment group (structure x workload x backend x heap size):
   <group>-verbs.png        pwb, pfence, psync per operation vs threads — Figs 2/5
 and, when several heap sizes were measured, heap-sizes-<backend>.png
 (throughput vs threads per heap size, Fig. 7b). Prints the files it wrote.
-Line style: solid = Ferrite (pb-*, pwf-*), dashed = persistent competitor,
+Line style: solid = Ferrite (pb-*, pwf-*, pbcomb*, pwfcomb*), dashed = persistent competitor,
 dotted = transient.
 """
 import argparse
@@ -35,7 +35,7 @@ except ImportError:
 
 def kind(rec):
     t = rec["technique"]
-    if t.startswith("pb-") or t.startswith("pwf-"):
+    if t.startswith(("pb-", "pwf-", "pbcomb", "pwfcomb")):
         return "ferrite"
     return "persistent" if rec.get("persistent") else "transient"
 

@@ -12,7 +12,8 @@
 // every worker, runs the prefill through insert(), then times insert/remove
 // calls between two barriers, and calls thread_exit from every worker.
 // seq starts at 1 and grows by one per call of a thread (prefill included).
-// Technique names: Ferrite's own techniques start with "pb-" or "pwf-"; the
+// Technique names: Ferrite's own techniques start with "pb-", "pwf-",
+// "pbcomb" or "pwfcomb"; the
 // harness groups and picks the default ratio reference by that prefix.
 // Thread safety: an Instance's insert/remove/apply are called concurrently
 // from `threads` workers, each with its own tid in [0, threads).
