@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <exception>
+#include <mutex>
 #include <optional>
+#include <utility>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -229,6 +232,8 @@ struct Campaign {
 
   std::vector<pthread_t> workers;
   std::atomic<bool> go{false};  // workers start once `workers` is filled
+  std::mutex failure_mu;
+  std::exception_ptr failure;
   std::vector<std::atomic<bool>> worker_done = std::vector<std::atomic<bool>>(64);
 
   void stop_others() {
@@ -592,7 +597,14 @@ struct Campaign {
       for (int t = 0; t < cfg.threads; ++t)
         ts.emplace_back([this, t] {
           while (!go.load()) go.wait(false);
-          worker(t, share(t));
+          try {
+            worker(t, share(t));
+          } catch (...) {
+            // Keep the first failure; the run goes on without this thread.
+            std::lock_guard<std::mutex> g(failure_mu);
+            if (!failure) failure = std::current_exception();
+            finished.fetch_add(1);
+          }
           worker_done[static_cast<std::size_t>(t)].store(true);
         });
       workers.clear();
@@ -603,6 +615,7 @@ struct Campaign {
       go.store(false);
       workers.clear();
       ::sigaction(kStopSignal, &old, nullptr);
+      if (failure) std::rethrow_exception(std::exchange(failure, nullptr));
     }
     return sim::verbs();
   }
