@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "ferrite/crash/campaign.h"
@@ -55,33 +56,48 @@ TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
               static_cast<unsigned long long>(r.violations));
 }
 
-TEST_P(PBCorrect, SurvivesSampledCrashesOfMultiThreadedRuns) {
+INSTANTIATE_TEST_SUITE_P(PB, PBCorrect, ::testing::Values("pbcomb-float", "pb-stack", "pb-queue", "pb-heap"),
+                         [](const auto& i) {
+                           std::string s = i.param;
+                           for (char& c : s) if (c == '-') c = '_';
+                           return s;
+                         });
+
+// 2, 3 and 4 threads, each >= 3,400 sampled images (>= 10,200 per
+// structure; split so each test stays well inside ctest's timeout).
+using MT = std::tuple<const char*, int>;
+class PBCorrectMT : public ::testing::TestWithParam<MT> {};
+
+TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
+  const auto [structure, threads] = GetParam();
   std::uint64_t images = 0, points = 0;
-  const std::uint64_t want = static_cast<std::uint64_t>(scaled(10000, 200));
-  std::uint64_t seed = 100;
-  // Alternate 2, 3 and 4 threads until enough images have been checked.
-  for (int round = 0; images < want && round < 40; ++round) {
+  const std::uint64_t want = static_cast<std::uint64_t>(scaled(3400, 100));
+  std::uint64_t seed = 100 + static_cast<std::uint64_t>(threads) * 1000;
+  for (int round = 0; images < want && round < 30; ++round) {
     cr::CampaignConfig cfg;
-    cfg.threads = 2 + round % 3;
-    cfg.ops = static_cast<std::size_t>(scaled(1200, 60));
+    cfg.threads = threads;
+    cfg.ops = static_cast<std::size_t>(scaled(600, 60));
     cfg.images = 8;
     cfg.crash_points = static_cast<std::size_t>(scaled(300, 20));
     cfg.seed = seed++;
     cfg.pool_size = std::size_t{4} << 20;
-    auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
+    auto r = cr::run_campaign(subject(structure, "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_EQ(r.violations, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
     images += r.images_checked;
     points += r.crash_points;
   }
   EXPECT_GE(images, want);
-  std::printf("[pb-crash] %s/correct 2-4 threads: %llu crash points, %llu images, 0 violations\n", GetParam(),
+  std::printf("[pb-crash] %s/correct %d threads: %llu crash points, %llu images, 0 violations\n", structure, threads,
               static_cast<unsigned long long>(points), static_cast<unsigned long long>(images));
 }
 
-INSTANTIATE_TEST_SUITE_P(PB, PBCorrect, ::testing::Values("pbcomb-float", "pb-stack", "pb-queue", "pb-heap"),
+INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
+                         ::testing::Combine(::testing::Values("pbcomb-float", "pb-stack", "pb-queue", "pb-heap"),
+                                            ::testing::Values(2, 3, 4)),
                          [](const auto& i) {
-                           std::string s = i.param;
+                           std::string s = std::string(std::get<0>(i.param)) + "_" +
+                                           std::to_string(std::get<1>(i.param)) + "threads";
                            for (char& c : s) if (c == '-') c = '_';
                            return s;
                          });
@@ -115,8 +131,8 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
     // Dequeuers passing the unpersisted tail is a race between the two
     // combiners: it needs two threads (a sampled concurrent run).
     cfg.threads = 2;
-    cfg.crash_points = static_cast<std::size_t>(scaled(400, 100));
-    cfg.ops = static_cast<std::size_t>(scaled(2000, 400));
+    cfg.crash_points = static_cast<std::size_t>(scaled(300, 100));
+    cfg.ops = static_cast<std::size_t>(scaled(1000, 400));
   }
   auto r = cr::run_campaign(s, cfg);
   ASSERT_TRUE(r.error.empty()) << r.error;

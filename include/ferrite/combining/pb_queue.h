@@ -51,6 +51,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
 
 namespace ferrite::combining {
@@ -129,6 +130,7 @@ class PBQueueEnqObject {
       // BROKEN variant only: give a concurrent dequeue combiner the chance
       // to take the nodes just linked before they are durable (the race the
       // crash campaign must catch; on 2 cores it is otherwise rare).
+      for (int i = 0; i < 4096; ++i) sync::cpu_relax();
       std::this_thread::yield();
     }
     // PERSIST: Alg. 5 l.24 — the old tail (next changed) and every new node,
