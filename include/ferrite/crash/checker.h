@@ -80,7 +80,7 @@ struct CheckInput {
 struct CheckOptions {
   enum class Engine { kAuto, kExact, kFast } engine = Engine::kAuto;
   std::size_t exact_max_ops = 400;     // kAuto: exact only up to this many ops
-  std::size_t node_budget = 200'000;   // exact: DFS nodes before giving up
+  std::size_t node_budget = 20'000;    // exact: DFS nodes before giving up
 };
 
 struct CheckResult {
