@@ -292,7 +292,7 @@ TEST(PmemHeap, ConcurrentDistinctThreadIds) {
           if (q[0] != tid + 1) bad.fetch_add(1);  // someone else got our block
           mine[k] = mine.back();
           mine.pop_back();
-          h.free(q, (tid + r) % threads == tid ? tid : tid);  // free into own arena
+          h.free(q, tid);
         }
       }
     });
