@@ -88,9 +88,9 @@ INSTANTIATE_TEST_SUITE_P(ReferenceLog, BrokenVariant, ::testing::Values("no-pfen
 TEST(Campaign, MultiThreadedCampaignOnTheCorrectVariant) {
   fc::CampaignConfig cfg;
   cfg.threads = 3;
-  cfg.ops = scaled(900, 30);
-  cfg.images = 8;
-  cfg.crash_points = scaled(300, 10);
+  cfg.ops = scaled(1200, 40);
+  cfg.images = 10;
+  cfg.crash_points = scaled(400, 10);
   cfg.seed = 11;
   auto r = fc::run_campaign(subject("correct"), cfg);
   ASSERT_TRUE(r.error.empty()) << r.error;
