@@ -296,7 +296,8 @@ class FriedmanQueue {
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
     PNode* n = root_->head.load(std::memory_order_acquire)->next.load(std::memory_order_acquire);
-    for (; n != nullptr; n = n->next.load(std::memory_order_acquire)) {
+    ListWalk walk;
+    for (; n != nullptr; n = walk.next(n)) {
       if (n->deq_by.load(std::memory_order_acquire) != 0) continue;  // claimed, head lags
       r.push_back(n->value);
     }
@@ -377,15 +378,17 @@ class FriedmanQueue {
     }
     // FHMP recovery: claimed nodes after the durable head were dequeued.
     PNode* h = root_->head.load(std::memory_order_relaxed);
+    ListWalk walk;
     for (PNode* n = h->next.load(std::memory_order_relaxed); n != nullptr && n->deq_by.load(std::memory_order_relaxed) != 0;
-         n = n->next.load(std::memory_order_relaxed)) {
+         n = walk.next(n)) {
       record_result(n->deq_by.load(std::memory_order_relaxed), n, n->value);
       h = n;
     }
     root_->head.store(h, std::memory_order_relaxed);
     PNode* last = h;
+    walk = ListWalk{};
     for (PNode* n = h->next.load(std::memory_order_relaxed); n != nullptr;
-         n = n->next.load(std::memory_order_relaxed)) {
+         n = walk.next(n)) {
       // Log queue: a linked node's enqueue took effect.
       if constexpr (kLog)
         if (n->enq_by != 0) mark_done(friedman::tag_tid(n->enq_by), friedman::tag_seq(n->enq_by), 0);
@@ -397,8 +400,9 @@ class FriedmanQueue {
     persist::psync();
     Root* r = root_;
     pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
+      ListWalk walk;
       for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr;
-           n = n->next.load(std::memory_order_relaxed))
+           n = walk.next(n))
         mark(n);
     });
   }

@@ -206,8 +206,9 @@ class IzraelevitzQueue {
   // Front to back. Not concurrent with updates.
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
+    ListWalk walk;
     for (PNode* n = root_->head.load(std::memory_order_acquire)->next.load(std::memory_order_acquire);
-         n != nullptr; n = n->next.load(std::memory_order_acquire))
+         n != nullptr; n = walk.next(n))
       r.push_back(n->value);
     return r;
   }
@@ -216,14 +217,16 @@ class IzraelevitzQueue {
   void recover() {
     PNode* h = root_->head.load(std::memory_order_relaxed);
     PNode* last = h;
-    while (PNode* n = last->next.load(std::memory_order_relaxed)) last = n;
+    ListWalk walk;
+    while (PNode* n = walk.next(last)) last = n;
     root_->tail.store(last, std::memory_order_relaxed);
     persist::pwb(&root_->tail);
     persist::psync();
     Root* r = root_;
     pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
+      ListWalk walk;
       for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr;
-           n = n->next.load(std::memory_order_relaxed))
+           n = walk.next(n))
         mark(n);
     });
   }
@@ -254,8 +257,9 @@ class IzraelevitzStack {
       root_ = pool.root<Root>(name);
       Root* r = root_;
       pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
+        ListWalk walk;
         for (PNode* n = r->top.load(std::memory_order_relaxed); n != nullptr;
-             n = n->next.load(std::memory_order_relaxed))
+             n = walk.next(n))
           mark(n);
       });
     } else {
@@ -310,8 +314,9 @@ class IzraelevitzStack {
   // Top to bottom. Not concurrent with updates.
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
+    ListWalk walk;
     for (PNode* n = root_->top.load(std::memory_order_acquire); n != nullptr;
-         n = n->next.load(std::memory_order_acquire))
+         n = walk.next(n))
       r.push_back(n->value);
     return r;
   }

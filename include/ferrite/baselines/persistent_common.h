@@ -81,6 +81,19 @@ class NodeAlloc {
   std::size_t size_;
 };
 
+// Walks a persistent list with a step bound: a corrupt crash image (e.g. a
+// broken variant that never wrote a node back) can hold a cycle; recovery
+// and observation then fail with an error instead of hanging.
+inline constexpr std::size_t kMaxListWalk = std::size_t{1} << 26;
+struct ListWalk {
+  std::size_t steps = 0;
+  PNode* next(const PNode* n) {
+    if (++steps > kMaxListWalk)
+      throw std::runtime_error("persistent list longer than 2^26 nodes: cycle in a corrupt image");
+    return n->next.load(std::memory_order_acquire);
+  }
+};
+
 inline void check_tid(int tid, int max_threads, const char* who) {
   if (tid < 0 || tid >= max_threads)
     throw std::out_of_range(std::string(who) + ": tid " + std::to_string(tid) + " outside [0, " +

@@ -77,7 +77,8 @@ class SeqStack : public SeqLinked {
       root_ = pool.root<Root>(name);
       Root* r = root_;
       pool.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-        for (PNode* n = r->top; n != nullptr; n = n->next.load(std::memory_order_relaxed)) mark(n);
+        ListWalk walk;
+        for (PNode* n = r->top; n != nullptr; n = walk.next(n)) mark(n);
       });
     } else {
       root_ = pool.create_root<Root>(name);
@@ -107,7 +108,8 @@ class SeqStack : public SeqLinked {
   }
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
-    for (PNode* n = root_->top; n != nullptr; n = n->next.load(std::memory_order_relaxed)) r.push_back(n->value);
+    ListWalk walk;
+    for (PNode* n = root_->top; n != nullptr; n = walk.next(n)) r.push_back(n->value);
     return r;
   }
 
@@ -129,13 +131,15 @@ class SeqQueue : public SeqLinked {
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
       PNode* last = root_->head;
-      while (PNode* n = last->next.load(std::memory_order_relaxed)) last = n;
+      ListWalk walk;
+      while (PNode* n = walk.next(last)) last = n;
       root_->tail = last;  // CRASH: the durable tail may lag; recompute
       persist::pwb(&root_->tail);
       persist::psync();
       Root* r = root_;
       pool.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-        for (PNode* n = r->head; n != nullptr; n = n->next.load(std::memory_order_relaxed)) mark(n);
+        ListWalk walk;
+        for (PNode* n = r->head; n != nullptr; n = walk.next(n)) mark(n);
       });
     } else {
       root_ = pool.create_root<Root>(name);
@@ -171,8 +175,9 @@ class SeqQueue : public SeqLinked {
   }
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
+    ListWalk walk;
     for (PNode* n = root_->head->next.load(std::memory_order_relaxed); n != nullptr;
-         n = n->next.load(std::memory_order_relaxed))
+         n = walk.next(n))
       r.push_back(n->value);
     return r;
   }
