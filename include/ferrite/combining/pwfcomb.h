@@ -46,7 +46,8 @@
 //      served its request (see "helper write-back" below).
 //
 // Persistence and recovery:
-//   - A combiner persists its record (l.28), pfence (l.29), SC (l.31), then
+//   - A combiner persists its record (l.28), fences (l.29, issued as psync:
+//     see there), SC (l.31), then
 //     pwb(&S) + psync (l.32–33) before it returns or reuses any record/node.
 //   - Helper write-back (l.38–48): a thread whose request was served by
 //     another combiner persists S unless the durable S is known to be recent
@@ -509,7 +510,14 @@ class PwfComb {
       obj_.persist_side(p);          // PERSIST: new nodes before the record and S
       persist::pwb(mine, used * 8);  // PERSIST: Alg. 4 l.28 (one range: bits, ReturnVal, state)
       if constexpr ((kFaults & pwf_fault::kNoPfenceRecord) == 0) {
-        persist::pfence();  // PERSIST: Alg. 4 l.29 — record durable before S can be
+        // PERSIST: Alg. 4 l.29. The paper's pfence, issued as psync: on x86
+        // both are the same sfence (which waits for the clwbs), but under
+        // the paper's abstract model — and the crash simulator's — a pfence
+        // orders only this thread's write-backs, while a *helper* (l.44–46,
+        // another thread) may make S durable as soon as it reads our SC's
+        // value. The record (and the nodes of persist_side) must therefore
+        // be durable, not just ordered, before the SC publishes it.
+        persist::psync();
       }
       std::uint64_t expected = s;
       const std::uint64_t ns = make_s(version(s) + 1, static_cast<std::uint32_t>(2 * p + ind));
