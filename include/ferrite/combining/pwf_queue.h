@@ -33,10 +33,10 @@
 //
 // Persistence invariants (paper §5):
 //   P1 new nodes (value, next) are written back before the IE StateRec and the
-//      pfence of Alg. 4 l.28–29, hence before the SC publishes them;
+//      fence (psync) of Alg. 4 l.28–29, hence before the SC publishes them;
 //   P2 the enqueue combiner that links the two parts and moves tail to `last`
 //      writes back the connecting pointer tail->next before its StateRec and
-//      the pfence, hence before its SC (broken variant kNoConnectPwb skips it);
+//      the fence, hence before its SC (broken variant kNoConnectPwb skips it);
 //   P3 dequeuers persist only their StateRec (head, responses, tags).
 //
 // Recovery: attach() makes the list exactly the durable IE state (re-links
@@ -124,7 +124,7 @@ class PwfEnqObject {
   void persist_side(int p) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     me.wb.reset();
-    // PERSIST: P1 new nodes before the StateRec + pfence (Alg. 4 l.28–29).
+    // PERSIST: P1 new nodes before the StateRec + fence (Alg. 4 l.28–29).
     for (PwfQueueNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
     if constexpr ((kFaults & pwf_fault::kNoConnectPwb) == 0) {
       // PERSIST: P2 the connecting pointer, before our SC moves tail past it.

@@ -30,7 +30,7 @@
 //      argument), so "read a recycled value" implies "VL sees the new S".
 //
 // Persistence invariants: new nodes are written back (persist_side) before
-// the StateRec write-back and the pfence of Alg. 4 l.28–29, hence before the
+// the StateRec write-back and the fence (psync) of Alg. 4 l.28–29, hence before the
 // SC makes them reachable. Nodes are recycled only after the removing state
 // is durable (N2), so a durable S never reaches a node being rewritten.
 //
@@ -126,7 +126,7 @@ class PwfStackObject {
   void persist_side(int p) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     // PERSIST: the nodes this attempt wrote, before the StateRec (l.28) and
-    // the pfence (l.29) that orders both before the SC.
+    // the fence of l.29 (psync) that makes both durable before the SC.
     me.wb.reset();
     for (PwfStackNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
   }

@@ -34,7 +34,7 @@
 //
 // Invariants:
 //   I1 S always points to a record whose contents were written and persisted
-//      (pwb + pfence, Alg. 4 l.28–29) before the SC that installed it, and that
+//      (pwb + psync, Alg. 4 l.28–29) before the SC that installed it, and that
 //      record is never written while S points to it: thread p writes only
 //      MemState[p][S->Index[p]], and Index[p] is flipped (l.27) in every record
 //      p installs, so the record p installed last is never p's next target.
