@@ -84,12 +84,12 @@ class NodeAlloc {
 // Walks a persistent list with a step bound: a corrupt crash image (e.g. a
 // broken variant that never wrote a node back) can hold a cycle; recovery
 // and observation then fail with an error instead of hanging.
-inline constexpr std::size_t kMaxListWalk = std::size_t{1} << 26;
+inline constexpr std::size_t kMaxListWalk = std::size_t{1} << 23;  // 8M nodes (256 MiB of 32-byte nodes)
 struct ListWalk {
   std::size_t steps = 0;
   PNode* next(const PNode* n) {
     if (++steps > kMaxListWalk)
-      throw std::runtime_error("persistent list longer than 2^26 nodes: cycle in a corrupt image");
+      throw std::runtime_error("persistent list longer than 2^23 nodes: cycle in a corrupt image");
     return n->next.load(std::memory_order_acquire);
   }
 };
