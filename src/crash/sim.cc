@@ -87,9 +87,34 @@ std::unique_lock<std::mutex> enter(Sim& s, persist::Verb v) {
   return lk;
 }
 
+// psync: the thread's pending write-backs reach the media image, in k order
+// (per line the newest copy lands last).
+//
+// Per-line coherence: write-backs of one line reach the persistence domain
+// in the line's coherence order, so once a copy taken at verb k is durable,
+// no copy of that line taken *before* k — another thread's pwb still
+// pending, say of a shared word it loaded and wrote back (the Izraelevitz
+// transform, helping in FHMP or PWFcomb's l.44–46) — may land over it later.
+// Such older copies are dropped here; they can no longer contribute to any
+// image. (Copies taken after k carry every store k's copy carries, so they
+// stay pending.) Without this, a psync of a stale copy "un-persists" a
+// completed operation — a state no hardware produces.
 void apply_pending(Sim& s, ThreadState& t) {
-  for (const auto& p : t.pending) std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
+  if (t.pending.empty()) return;
+  std::map<std::uint64_t, std::uint64_t> newest;  // line offset -> k of the copy applied
+  for (const auto& p : t.pending) {
+    std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
+    auto [it, fresh] = newest.emplace(p.offset, p.k);
+    if (!fresh && p.k > it->second) it->second = p.k;
+  }
   t.pending.clear();
+  for (auto& other : s.threads) {
+    if (other.get() == &t) continue;
+    std::erase_if(other->pending, [&](const PendingWriteBack& w) {
+      auto it = newest.find(w.offset);
+      return it != newest.end() && w.k < it->second;
+    });
+  }
 }
 
 void sim_pwb(const void* line) {
@@ -459,6 +484,7 @@ CrashState capture() {
 
 void enter_child() { g().child = true; }
 int media_fd() { return g().media.fd; }
+std::uint8_t* media_data() { return g().media.get(); }
 void set_child_backing_fd(int fd) { g().child_backing_fd = fd; }
 
 }  // namespace sim

@@ -87,6 +87,36 @@ TEST(Sim, PfenceStartsANewEpochAndPsyncIsPerThread) {
   EXPECT_EQ(fc::sim::pending().size(), 2u);
 }
 
+// Per-line coherence: B writes back a stale copy of line 0 (value 1); A then
+// stores 2, writes it back and psyncs. B's older copy must never land over
+// A's durable one — not at B's psync, not in any crash image.
+TEST(Sim, AnOlderCopyOfALineNeverLandsOverANewerDurableOne) {
+  SimRange r;
+  r.store(0, 1);
+  std::thread b_pwb([&] { fp::pwb(r.line(0)); });  // B: copy of value 1, pending
+  b_pwb.join();
+  ASSERT_EQ(fc::sim::pending().size(), 1u);
+  r.store(0, 2);
+  fp::pwb(r.line(0));  // A: copy of value 2
+  fp::psync();
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(0))), 2u);
+  EXPECT_TRUE(fc::sim::pending().empty()) << "B's stale copy must be dropped once a newer one is durable";
+  auto cs = fc::sim::capture();
+  for (int i = 0; i < 40; ++i)
+    EXPECT_EQ(r.in_image(cs, fc::build_image(cs, i, 99), 0), 2u) << "image " << i;
+  // A newer pending copy of another thread survives an older psync'd one.
+  r.store(1, 5);
+  fp::pwb(r.line(1));  // A: copy of 5 (older)
+  r.store(1, 6);
+  std::thread b2([&] { fp::pwb(r.line(1)); });  // B: copy of 6 (newer), pending
+  b2.join();
+  fp::psync();  // A's older copy lands
+  EXPECT_EQ(r.word(fc::sim::media_line(r.line(1))), 5u);
+  auto pend = fc::sim::pending();
+  ASSERT_EQ(pend.size(), 1u) << "B's newer copy stays pending";
+  EXPECT_EQ(r.word(pend[0].data), 6u);
+}
+
 TEST(Sim, VerbsOutsideThePoolAreCountedButNotModelled) {
   SimRange r;
   alignas(64) static char outside[64];

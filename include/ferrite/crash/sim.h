@@ -129,6 +129,9 @@ void set_child_backing_fd(int fd);
 // child writes an image's lines into it (the parent is blocked meanwhile),
 // opens it as the pool, and restores the media lines before it exits.
 int media_fd();
+// The same media image, mapped shared (nullptr when detached): writing it
+// changes what media_fd() reads.
+std::uint8_t* media_data();
 
 }  // namespace sim
 }  // namespace ferrite::crash
