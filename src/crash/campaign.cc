@@ -180,6 +180,7 @@ struct Campaign {
   static void hook(void* ctx, std::uint64_t k, persist::Verb) { static_cast<Campaign*>(ctx)->crash_point(k); }
 
   void crash_point(std::uint64_t k) {
+    if (cfg.stop_after_violations != 0 && result.violations >= cfg.stop_after_violations) return;
     if (!selected(k) || !seen_k.insert(k).second) return;
     if (cfg.threads > 1) {
       // Let the other threads reach a verb (blocked on the simulator lock) or
@@ -280,12 +281,13 @@ struct Campaign {
   // CRASH: the media image is shared with the parent (blocked in waitpid
   // under the simulator lock): images are written over it line by line and
   // the media lines are written back before this process exits.
+  // Through the shared mapping of the memfd: a store per line, not a
+  // pwrite system call per line (images differ in up to hundreds of lines).
   void write_lines(const CrashState& cs, const std::vector<Line>& lines) {
-    for (std::size_t i = 0; i < cs.lines.size(); ++i) {
-      const ssize_t n = ::pwrite(image_fd, lines[i].data(), persist::kCacheLine, static_cast<off_t>(cs.lines[i]));
-      if (n != static_cast<ssize_t>(persist::kCacheLine))
-        throw std::runtime_error("cannot write the crash image: " + std::string(std::strerror(errno)));
-    }
+    std::uint8_t* media = sim::media_data();
+    if (media == nullptr) throw std::runtime_error("cannot write the crash image: the simulator has no media image");
+    for (std::size_t i = 0; i < cs.lines.size(); ++i)
+      std::memcpy(media + cs.lines[i], lines[i].data(), persist::kCacheLine);
   }
 
   // In a grandchild: the restarted machine opens the image file as the pool

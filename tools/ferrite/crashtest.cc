@@ -32,6 +32,7 @@ struct Opts {
   int threads = 1, images = 8;
   std::size_t ops = 200, crash_points = 0, pool_size = std::size_t{1} << 20;
   std::uint64_t seed = 1;
+  std::uint64_t stop_after = 0;
 };
 
 [[noreturn]] void usage(const std::string& msg) {
@@ -104,6 +105,7 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.crash_points = o.crash_points;
   c.pool_size = o.pool_size;
   c.tearing = !o.no_tearing;
+  c.stop_after_violations = o.stop_after;
   if (!o.replay.empty()) {
     const auto colon = o.replay.find(':');
     try {
@@ -167,6 +169,7 @@ void run_all(const Opts& o) {
     q.crash_points = 0;
     q.quiet = true;
     q.replay.clear();
+    if (s.expect_violation) q.stop_after = 1;  // one catch is the verdict
     auto r = fc::run_campaign(s, config_of(q));
     if (r.error.empty() && (!s.expect_violation || r.violations == 0)) {
       Opts m = q;
@@ -210,6 +213,8 @@ void setup_crashtest(CLI::App* sub) {
                   "Crash points to sample (0: every verb with 1 thread, 300 with several)");
   sub->add_option("--pool-size", o->pool_size, "Simulated pool size in bytes (default 1 MiB)")
       ->check(CLI::Range(std::size_t{1} << 18, std::size_t{1} << 34));
+  sub->add_option("--stop-after", o->stop_after,
+                  "Stop crashing after this many violations (0: explore every crash point)");
   sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
   sub->add_option("--replay", o->replay, "Replay one crash point and image: K:IMAGE (from a violation)");
   sub->add_flag("--json", o->json, "Machine-readable output");

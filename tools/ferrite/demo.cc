@@ -495,6 +495,7 @@ StepResult step_campaigns(const Options& o) {
     cfg.seed = o.seed == 0 ? 1 : o.seed;
     cfg.pool_dir = o.pool_dir;
     cfg.max_details = 1;
+    if (s->expect_violation) cfg.stop_after_violations = 1;
     const double left = budget_s - seconds_since(t0);
     const auto r = run_campaign_isolated(*s, cfg, std::min(kPerCampaignTimeout, std::max(5.0, left)));
     std::string verdict;

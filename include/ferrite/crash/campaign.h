@@ -74,6 +74,10 @@ struct CampaignConfig {
   std::optional<Replay> replay;
   CheckOptions check;
   std::size_t max_details = 20;      // violations kept with details
+  // Stop crashing once this many violations were found (0: never). For
+  // broken variants, where one violation is the verdict: the rest of the
+  // workload runs without crash points.
+  std::uint64_t stop_after_violations = 0;
   int recovery_timeout_s = 20;       // a recovery running longer "hangs"
   // Called after each crash point from the crashing thread (throttle it).
   std::function<void(const CampaignProgress&)> progress;
