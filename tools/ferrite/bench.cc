@@ -230,6 +230,15 @@ void run(const BenchArgs& a, CLI::App* app) {
   std::fputs(bench::format_table(records).c_str(), stdout);
   std::fflush(stdout);
 
+  if (given("--reference")) {
+    std::set<std::string> fell_back;
+    for (const auto& r : records)
+      if (r.reference != a.reference && !r.reference.empty())
+        fell_back.insert(r.structure + " (using " + r.reference + ")");
+    for (const auto& f : fell_back)
+      std::fprintf(stderr, "ferrite bench: warning: --reference %s did not run for %s\n", a.reference.c_str(),
+                   f.c_str());
+  }
   int rc = 0;
   for (const auto& r : records)
     if (!r.error.empty()) rc = 1;
