@@ -18,6 +18,8 @@ import os
 import sys
 from collections import OrderedDict
 
+import bench_json
+
 
 def die(msg, code=2):
     print("plot.py: " + msg, file=sys.stderr)
@@ -160,17 +162,7 @@ def main():
     ap.add_argument("json", help="output of ferrite bench --json")
     ap.add_argument("--out", default=".", help="directory for the PNG files")
     args = ap.parse_args()
-    try:
-        with open(args.json) as f:
-            records = json.load(f)
-    except (OSError, ValueError) as e:
-        die("cannot read %s: %s" % (args.json, e))
-    if not isinstance(records, list):
-        die("%s: expected a JSON list of records" % args.json)
-    for i, r in enumerate(records):
-        for field in ("structure", "technique", "threads", "backend", "workload", "mops_median"):
-            if field not in r:
-                die("%s: record %d lacks field '%s'" % (args.json, i, field))
+    records = bench_json.load(args.json, "plot.py")
     os.makedirs(args.out, exist_ok=True)
     machine = records[0].get("machine", {}) if records else {}
 

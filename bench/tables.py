@@ -11,9 +11,9 @@ thread count. Everything printed comes from the JSON; nothing is computed
 that the JSON does not hold except the spread in percent.
 """
 import argparse
-import json
-import sys
 from collections import OrderedDict
+
+import bench_json
 
 
 def key(r):
@@ -25,11 +25,7 @@ def main():
     ap.add_argument("json")
     ap.add_argument("--experiment", action="append", help="only these experiment labels")
     a = ap.parse_args()
-    try:
-        with open(a.json) as f:
-            recs = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.exit(f"tables.py: cannot read {a.json}: {e}")
+    recs = bench_json.load(a.json, "tables.py")
     groups = OrderedDict()
     for r in recs:
         if a.experiment and r["experiment"] not in a.experiment:
