@@ -145,6 +145,7 @@ struct WorkerArgs {
   int threads = 2;
   int job_us = 100;
   bool skip_recovery = false;  // deliberately broken: the tour must then fail
+  int ready_fd = -1;           // the worker writes a byte here once it has the pool open
 };
 
 #ifdef FERRITE_DEMO_HAVE_PBQUEUE
@@ -159,6 +160,14 @@ int run_worker(const WorkerArgs& a) {
   auto* L = pool->root<DemoLedger>("ledger");
   ++L->runs;
   persist::persist_range(&L->runs, sizeof L->runs);
+  // The tour's kill clock starts here, so its random delay lands in recovery
+  // or work however long the process took to start (sanitizer builds start
+  // slowly).
+  if (a.ready_fd >= 0) {
+    const char b = 'r';
+    (void)!::write(a.ready_fd, &b, 1);
+    ::close(a.ready_fd);
+  }
   // CRASH: recovery (PBcomb Alg. 7) for the operation each thread had begun.
   for (int tid = 0; tid < a.threads && !a.skip_recovery; ++tid) {
     auto rec = log.pending(tid);
@@ -195,15 +204,28 @@ std::string self_exe() {
   return ec ? std::string() : p.string();
 }
 
+// Starts a worker process and waits (up to 20 s) until it has opened the
+// pool, or exited. Returns -1 when fork or pipe fails.
 pid_t spawn_worker(const std::string& exe, const WorkerArgs& a) {
   const std::string threads = std::to_string(a.threads), job_us = std::to_string(a.job_us);
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const std::string ready = std::to_string(fds[1]);
   const pid_t pid = ::fork();
   if (pid == 0) {
+    ::close(fds[0]);
     ::execl(exe.c_str(), exe.c_str(), "demo", "--worker", "--pool", a.pool.c_str(), "--worker-threads",
-            threads.c_str(), "--job-us", job_us.c_str(), a.skip_recovery ? "--break-recovery" : "--",
-            static_cast<char*>(nullptr));
+            threads.c_str(), "--job-us", job_us.c_str(), "--ready-fd", ready.c_str(),
+            a.skip_recovery ? "--break-recovery" : "--", static_cast<char*>(nullptr));
     std::_Exit(127);
   }
+  ::close(fds[1]);
+  if (pid > 0) {
+    pollfd p{fds[0], POLLIN, 0};
+    while (::poll(&p, 1, 20000) < 0 && errno == EINTR) {
+    }
+  }
+  ::close(fds[0]);
   return pid;
 }
 
@@ -221,6 +243,7 @@ struct Options {
   // worker mode
   bool worker = false;
   std::string worker_pool;
+  int ready_fd = -1;
 };
 
 enum class StepResult { kPassed, kFailed, kUnavailable };
@@ -280,7 +303,8 @@ StepResult step_exactly_once(const Options& o, std::mt19937_64& rng) {
       return StepResult::kFailed;
     }
     const int ms = delay_ms(rng);
-    // The crash moment is random on purpose: this sleep is the "when", not a
+    // The crash moment is random on purpose: this sleep, counted from the
+    // moment the worker had the pool open, is the "when", not a
     // synchronization.
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     int status = 0;
@@ -596,7 +620,7 @@ StepResult step_bench(const Options& o) {
 void run_demo(const Options& o) {
   if (o.worker) {
 #ifdef FERRITE_DEMO_HAVE_PBQUEUE
-    WorkerArgs a{o.worker_pool, o.threads, o.job_us, o.break_recovery};
+    WorkerArgs a{o.worker_pool, o.threads, o.job_us, o.break_recovery, o.ready_fd};
     throw cli::Exit{run_worker(a)};
 #else
     std::fprintf(stderr, "ferrite demo --worker: this build has no PBqueue\n");
@@ -674,6 +698,7 @@ void setup_demo(CLI::App* app) {
   app->add_option("--bench-seconds", o->bench_seconds, "step 3: seconds per repetition")->capture_default_str();
   // Internal: the tour re-executes this binary as the worker process.
   app->add_flag("--worker", o->worker)->group("");
+  app->add_option("--ready-fd", o->ready_fd)->group("");
   app->add_option("--pool", o->worker_pool)->group("");
   app->add_flag("--break-recovery", o->break_recovery,
                 "step 1: workers skip detectable recovery (shows the check failing)");
