@@ -32,7 +32,7 @@ tsan: setup
 	@cmake --build --preset tsan -j $(JOBS)
 
 test-tsan: tsan
-	ctest --preset tsan -j $(JOBS) -L stress
+	ctest --preset tsan -j $(JOBS)
 
 install: build
 	cmake --install build/$(PRESET) --prefix $(or $(PREFIX),/usr/local)
