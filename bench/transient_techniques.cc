@@ -147,9 +147,10 @@ FERRITE_REGISTER_TECHNIQUE((transient("mutex-std", Structure::kHeap,
 // (destroying the HP singleton while a detached thread's retired list is
 // pending is a libcds error, and it is cheap to keep).
 void libcds_runtime() {
-  // Kept in a static so it stays reachable (LeakSanitizer reports an object
-  // whose only pointer was dropped).
-  static cds::gc::HP* const hp = [] {
+  // Kept in a volatile static so it stays reachable (LeakSanitizer reports an
+  // object whose only pointer was dropped, and the compiler may drop a store
+  // to a static that is never read).
+  static cds::gc::HP* volatile const hp = [] {
     cds::Initialize();
     return new cds::gc::HP(/*hazard ptrs per thread*/ 0, /*max threads*/ 256);
   }();
