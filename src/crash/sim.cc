@@ -101,6 +101,11 @@ std::unique_lock<std::mutex> enter(Sim& s, persist::Verb v) {
 // completed operation — a state no hardware produces.
 void apply_pending(Sim& s, ThreadState& t) {
   if (t.pending.empty()) return;
+  if (s.threads.size() == 1) {  // no other thread's copies to drop
+    for (const auto& p : t.pending) std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
+    t.pending.clear();
+    return;
+  }
   std::map<std::uint64_t, std::uint64_t> newest;  // line offset -> k of the copy applied
   for (const auto& p : t.pending) {
     std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
