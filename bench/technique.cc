@@ -1,26 +1,24 @@
 #include "technique.h"
 
+#include <bit>
 #include <stdexcept>
 
 namespace ferrite::bench {
 
-std::string structure_name(Structure s) {
-  switch (s) {
-    case Structure::kAtomicFloat: return "atomic-float";
-    case Structure::kStack: return "stack";
-    case Structure::kQueue: return "queue";
-    case Structure::kHeap: return "heap";
-    case Structure::kSet: return "set";
-    case Structure::kMap: return "map";
-  }
-  return "?";
+std::string structure_name(Structure s) { return std::string(op::abstract_name(s)); }
+
+bool parse_structure(const std::string& text, Structure* out) { return op::parse_abstract(text, out); }
+
+void Instance::insert(int tid, std::uint64_t seq, std::int64_t v) {
+  const std::int64_t arg =
+      structure_ == Structure::kRegister ? std::bit_cast<std::int64_t>(atomic_float_factor(v)) : v;
+  apply(tid, seq, op::Op{op::insert_kind(structure_), arg, v});
 }
 
-bool parse_structure(const std::string& text, Structure* out) {
-  for (Structure s : {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue, Structure::kHeap,
-                      Structure::kSet, Structure::kMap})
-    if (structure_name(s) == text) { *out = s; return true; }
-  return false;
+bool Instance::remove(int tid, std::uint64_t seq, std::int64_t* out) {
+  const auto r = apply(tid, seq, op::Op{op::remove_kind(structure_), 0, 0});
+  if (r.has_value && out != nullptr) *out = r.value;
+  return r.has_value;
 }
 
 std::vector<Technique>& techniques() {

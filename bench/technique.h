@@ -1,22 +1,18 @@
-// bench/technique.h — how a technique joins `ferrite bench`.
+// bench/technique.h — what `ferrite bench` runs.
 //
 // A technique is one implementation of one abstract structure (a PBqueue, a
-// transient Michael–Scott queue, a PMDK-transaction queue...). It registers
-// with one line in its own bench/*.cc file:
-//
-//   FERRITE_REGISTER_TECHNIQUE({"pb-queue", Structure::kQueue, true, "PBqueue (PBcomb, Alg. 5-7)",
-//                               make_pb_queue});
+// transient Michael–Scott queue, a PMDK-transaction queue...). Techniques are
+// not registered here by hand: each comes from its adapter's one
+// registration (adapters/adapter.h), which also registers its crash subject.
 //
 // The harness (bench/harness.h) creates one Instance per (technique, threads,
 // repetition) — and, when needs_pool, a fresh pool — calls thread_init from
-// every worker, runs the prefill through insert(), then times insert/remove
-// calls between two barriers, and calls thread_exit from every worker.
-// seq starts at 1 and grows by one per call of a thread (prefill included).
-// Technique names: Ferrite's own techniques start with "pb-", "pwf-",
-// "pbcomb" or "pwfcomb"; the
-// harness groups and picks the default ratio reference by that prefix.
-// Thread safety: an Instance's insert/remove/apply are called concurrently
-// from `threads` workers, each with its own tid in [0, threads).
+// every worker, runs the prefill, then times apply() calls (through
+// insert/remove for the pair workloads) between two barriers, and calls
+// thread_exit from every worker. seq starts at 1 and grows by one per call
+// of a thread (prefill included).
+// Thread safety: an Instance's apply is called concurrently from `threads`
+// workers, each with its own tid in [0, threads).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ferrite/op.h"
 #include "ferrite/persist/persist.h"
 
 namespace ferrite::pmem {
@@ -33,8 +30,10 @@ class Pool;
 
 namespace ferrite::bench {
 
-enum class Structure { kAtomicFloat, kStack, kQueue, kHeap, kSet, kMap };
-std::string structure_name(Structure s);  // "atomic-float", "stack", "queue", "heap", "set", "map"
+// The abstract structures are ferrite/op.h's (kRegister is the paper's
+// AtomicFloat, named "atomic-float"; kPriorityQueue is named "heap").
+using Structure = op::Abstract;
+std::string structure_name(Structure s);  // "atomic-float", "stack", "queue", "heap", "set", "map", "log"
 bool parse_structure(const std::string& text, Structure* out);
 
 struct RunParams {
@@ -50,16 +49,26 @@ struct RunParams {
 
 class Instance {
  public:
+  explicit Instance(Structure s) : structure_(s) {}
   virtual ~Instance() = default;
   virtual void thread_init(int /*tid*/) {}
   virtual void thread_exit(int /*tid*/) {}
-  // push / enqueue / heap insert / atomic-float multiply (v is the factor's
-  // seed for atomic-float); seq is the per-thread sequence number.
-  virtual void insert(int tid, std::uint64_t seq, std::int64_t v) = 0;
-  // pop / dequeue / delete-min; false when empty. atomic-float: never called.
-  virtual bool remove(int tid, std::uint64_t seq, std::int64_t* out) = 0;
+  // Runs one operation of the structure's vocabulary (ferrite/op.h) as
+  // thread tid with its per-thread sequence number seq.
+  virtual op::Response apply(int tid, std::uint64_t seq, const op::Op& o) = 0;
   // Average requests served per combining round (0: not a combining technique).
   virtual double combining_degree() const { return 0.0; }
+
+  // The pair workloads' two updates: push / enqueue / heap insert / set
+  // insert / map put / atomic-float multiply (by atomic_float_factor(v)),
+  // and pop / dequeue / delete-min / set remove / map erase (false when
+  // nothing was taken; atomic-float: a read).
+  void insert(int tid, std::uint64_t seq, std::int64_t v);
+  bool remove(int tid, std::uint64_t seq, std::int64_t* out);
+  Structure structure() const { return structure_; }
+
+ private:
+  Structure structure_;
 };
 
 // The AtomicFloat factor k an insert(tid, seq, v) multiplies by (PBcomb §6:
@@ -78,6 +87,13 @@ struct Technique {
   MakeFn make;
   bool needs_pool = true;
   std::size_t pool_size = 256u << 20;  // bytes
+  // Set by the adapter registration (adapters/adapter.h), never guessed
+  // from the name: the technique family ("pbcomb", "pwfcomb", "friedman",
+  // "transient", ...), whether it is Ferrite's own, and whether it is an
+  // ablation of another technique (e.g. pb-stack-no-elim).
+  std::string family;
+  bool ferrite = false;
+  bool ablation = false;
 };
 
 std::vector<Technique>& techniques();

@@ -3,7 +3,7 @@
 # Idempotent: silent and fast (one dpkg query) when everything is present.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-      libcli11-dev nlohmann-json3-dev libfmt-dev libpmem-dev libpmemobj-dev libcds-dev
+      libcli11-dev nlohmann-json3-dev libfmt-dev libpmem-dev libpmemobj-dev libcds-dev libtbb-dev
       python3 python3-matplotlib)
 missing=()
 for p in "${PKGS[@]}"; do

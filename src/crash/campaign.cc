@@ -291,12 +291,14 @@ struct Campaign {
   }
 
   // In a grandchild: the restarted machine opens the image file as the pool
-  // (header validation, heap state as after open()); the sim maps it
-  // MAP_PRIVATE. The Pool is deliberately leaked (the process ends with _exit).
+  // (header validation, then pool-level recovery unless cfg.recover_pool is
+  // false); the sim maps it MAP_PRIVATE. The Pool is deliberately leaked
+  // (the process ends with _exit).
   pmem::Pool& reopen_on_image() {
     pmem::PoolOptions opts;
     opts.backend.kind = persist::BackendConfig::Kind::kSim;
     opts.arenas = std::max(cfg.threads, 1) + 1;
+    opts.recover = cfg.recover_pool;
     return *pmem::Pool::open(image_path, opts).release();
   }
 
@@ -321,7 +323,7 @@ struct Campaign {
       Writer w;
       try {
         // The restarted machine: the pool file holds the crash image and is
-        // opened afresh (header validation, heap state as after open()).
+        // opened afresh (header validation, pool-level recovery).
         pmem::Pool& restarted = reopen_on_image();
         subject->recover(restarted, cfg.threads);
         State s0 = subject->observe();

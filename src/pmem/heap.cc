@@ -5,8 +5,8 @@
 // Persistence: the only persistent allocator state is the chunk map. It is
 // written (+ pwb + psync) when a chunk is assigned to a size class or a run,
 // and when recovery or a run free returns chunks. alloc/free of small blocks
-// issue no persistence verb at all (DESIGN.md "Allocator metadata is
-// volatile"): a crash simply forgets the free lists, and recovery rebuilds
+// issue no persistence verb at all (docs/architecture.md: allocator
+// metadata is volatile): a crash simply forgets the free lists, and recovery rebuilds
 // them from what the technique reports live.
 #include <algorithm>
 #include <cstring>
@@ -379,10 +379,10 @@ Heap::Stats Heap::Impl::stats() const {
 // ------------------------------------------------------------ Heap facade
 
 namespace {
-void check_tid(const Heap::Impl& im, int tid) {
-  if (tid < 0 || tid >= im.arenas_)
-    detail::fail(Errc::kInvalidArgument, im.path_,
-                 "thread id " + std::to_string(tid) + " outside [0, " + std::to_string(im.arenas_) +
+void check_tid(int arenas, const std::string& path, int tid) {
+  if (tid < 0 || tid >= arenas)
+    detail::fail(Errc::kInvalidArgument, path,
+                 "thread id " + std::to_string(tid) + " outside [0, " + std::to_string(arenas) +
                      ") (PoolOptions::arenas)");
 }
 }  // namespace
@@ -390,11 +390,11 @@ void check_tid(const Heap::Impl& im, int tid) {
 std::size_t Heap::max_block() const { return L::kChunkSize; }
 int Heap::arenas() const { return impl_->arenas_; }
 void* Heap::alloc(std::size_t n, int tid) {
-  check_tid(*impl_, tid);
+  check_tid(impl_->arenas_, impl_->path_, tid);
   return impl_->alloc(n, 0, tid);
 }
 void Heap::free(void* p, int tid) {
-  check_tid(*impl_, tid);
+  check_tid(impl_->arenas_, impl_->path_, tid);
   impl_->free(p, tid);
 }
 std::size_t Heap::block_size(const void* p) const { return impl_->block_size(p); }

@@ -1,4 +1,13 @@
-// src/pmem/internal.h — pieces shared by pool.cc, heap.cc and check.cc.
+// src/pmem/internal.h — pieces shared by the src/pmem files:
+//   errors.cc    errc_name, media_name, fail, hex
+//   header.cc    header slot encoding, checksum, load_and_validate (pread)
+//   mapping.cc   map at base (MAP_SYNC), media detection, flock, replica
+//   backend.cc   the process-wide persistence backend of open pools
+//   pool.cc      Pool lifecycle (create/open/close) and named roots
+//   recover.cc   Pool::recover (pool-level recovery through the registry)
+//   root_registry.cc  the root-type registry
+//   heap.cc      the heap
+//   check.cc     check_pool
 #pragma once
 
 #include <atomic>
@@ -28,6 +37,33 @@ struct FileState {
   std::vector<std::uint32_t> map;  // the chunk map, entry per chunk
 };
 FileState load_and_validate(int fd, const std::string& path);
+
+// header.cc: FNV-1a over a slot's bytes before its checksum field; a fresh
+// header (generation 0, no roots, random uuid) for a pool of `size` at
+// `base`; the uuid's text form.
+std::uint64_t slot_checksum(const layout::HeaderSlot& h);
+layout::HeaderSlot make_header(std::size_t size, std::uintptr_t base);
+std::string uuid_text(const std::uint8_t* u);
+
+// mapping.cc.
+bool is_tmpfs(int fd);
+// Whether [base, base+size) may be mapped at all (ThreadSanitizer only
+// allows its application ranges).
+bool in_app_memory(std::uintptr_t base, std::size_t size);
+// Maps [base, base+size) of fd shared at exactly base (MAP_SYNC first on
+// non-tmpfs). Returns false (errno set) when the range is taken or the
+// kernel would not place it there.
+bool map_fixed(int fd, std::uintptr_t base, std::size_t size, bool writable, Media* media);
+// Media of an open pool file without mapping it at its base.
+Media probe_media(int fd);
+// flock(LOCK_EX | LOCK_NB); kLocked when held elsewhere.
+void lock_file(int fd, const std::string& path);
+// Anonymous private zeroed memory at exactly `at`, or nullptr.
+void* map_replica(std::uintptr_t at, std::size_t size);
+
+// backend.cc.
+void register_backend(const persist::BackendConfig& cfg, char* base, std::size_t size, const std::string& path);
+void unregister_backend(const persist::BackendConfig& cfg, char* base);
 
 // Blocks per chunk and block size of a small-class entry.
 inline std::uint32_t class_size(int cls) { return layout::kSizeClasses[static_cast<std::size_t>(cls)]; }
@@ -110,6 +146,37 @@ struct Heap::Impl {
   std::atomic<bool> recovered_{false};
   // Offsets of the root objects (set by the pool): always live.
   std::function<std::vector<std::uint64_t>()> root_offsets_;
+};
+
+// The pool's state (pool.cc; recover.cc reads the roots and the heap).
+struct Pool::Impl {
+  std::string path;
+  int fd = -1;
+  char* base = nullptr;
+  std::size_t size = 0;
+  Media media = Media::kFile;
+  PoolOptions opts;
+  bool registered = false;
+  void* replica = nullptr;
+
+  mutable std::mutex root_mu;  // guards hdr, slot, pending, the root arena, replica
+  layout::HeaderSlot hdr{};    // copy of the slot in force
+  int slot = 0;
+  std::vector<layout::RootEntry> pending;  // allocated, not yet published
+
+  std::unique_ptr<Heap::Impl> heap_impl;
+  Heap heap{nullptr};
+
+  std::mutex recover_mu;                    // Pool::recover runs once
+  std::unique_ptr<RecoveryReport> report;   // set once recovery ran
+
+  ~Impl();
+  void register_backend();
+  void unregister_backend();
+  void start_heap();
+  // Writes `h` (generation already set) to slot s, then makes it current.
+  void write_slot(layout::HeaderSlot h, int s);
+  void update_header(const layout::HeaderSlot& h);
 };
 
 }  // namespace ferrite::pmem

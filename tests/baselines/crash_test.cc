@@ -12,18 +12,14 @@
 #include <string>
 #include <vector>
 
-#include "baselines/test_util.h"
+#include "common/sanitizer.h"
+#include "common/scale.h"
 #include "ferrite/crash/campaign.h"
 
 namespace cr = ferrite::crash;
-using ferrite::baselines::testing::test_scale;
+using ferrite::test::scaled;
 
 namespace {
-
-std::size_t scaled(double n, double min) {
-  const double v = n * test_scale();
-  return static_cast<std::size_t>(v < min ? min : v);
-}
 
 const cr::SubjectInfo& subject(const std::string& structure, const std::string& variant) {
   const auto* s = cr::find_subject(structure, variant);
@@ -65,6 +61,7 @@ TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
 // campaigns depend on the simulator's per-line coherence (a stale copy never
 // lands over a newer durable one; tests/crash/sim_test.cc).
 TEST_P(BaselineCrash, SurvivesSampledCrashesOfMultiThreadedRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   std::uint64_t images = 0, points = 0;
   for (int round = 0; round < 4; ++round) {
     cr::CampaignConfig cfg;

@@ -10,22 +10,24 @@
 #include <thread>
 #include <vector>
 
-#include "baselines/test_util.h"
+#include "common/conservation.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 #include "ferrite/baselines/fc_inplace.h"
 #include "ferrite/baselines/lock_persist.h"
 #include "ferrite/baselines/pmdk_tx.h"
 #include "ferrite/baselines/seq_objects.h"
 
 namespace fb = ferrite::baselines;
-using fb::testing::ScratchPool;
+using ferrite::test::TempPool;
 
 namespace {
-int per_thread() { return static_cast<int>(10000 * fb::testing::test_scale()); }
+int per_thread() { return static_cast<int>(10000 * ferrite::test::scale()); }
 fb::SeqParams params() { return {4, 16, 1 << 16}; }
 }  // namespace
 
 TEST(LockPersist, StackQueueHeapFloatSequential) {
-  ScratchPool pool("lp-seq");
+  TempPool pool("lp-seq");
   fb::LockPersist<fb::SeqStack<>> s(*pool, "s", params());
   fb::LockPersist<fb::SeqQueue<>> q(*pool, "q", params());
   fb::LockPersist<fb::SeqHeap<>> h(*pool, "h", params());
@@ -48,7 +50,7 @@ TEST(LockPersist, StackQueueHeapFloatSequential) {
 }
 
 TEST(LockPersist, StateSurvivesACleanRestart) {
-  ScratchPool pool("lp-restart");
+  TempPool pool("lp-restart");
   std::int64_t v = 0;
   {
     fb::LockPersist<fb::SeqQueue<>> q(*pool, "q", params());
@@ -65,38 +67,38 @@ TEST(LockPersist, StateSurvivesACleanRestart) {
 }
 
 TEST(LockPersist, ConcurrentConservation) {
-  ScratchPool pool("lp-mt");
+  TempPool pool("lp-mt");
   fb::LockPersist<fb::SeqQueue<>> q(*pool, "q", params());
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t, std::int64_t x) { std::int64_t i; q.apply(t, true, x, &i); },
       [&](int t, std::uint64_t, std::int64_t* x) { return q.apply(t, false, 0, x); }, true);
   fb::LockPersist<fb::SeqHeap<>> h(*pool, "h", params());
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t, std::int64_t x) { std::int64_t i; h.apply(t, true, x, &i); },
       [&](int t, std::uint64_t, std::int64_t* x) { return h.apply(t, false, 0, x); }, false);
 }
 
 TEST(FcInplace, ConcurrentConservationStackQueueHeap) {
-  ScratchPool pool("fc-mt");
+  TempPool pool("fc-mt");
   fb::FcInplace<fb::SeqStack<>> s(*pool, "s", params());
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t q, std::int64_t x) { std::int64_t i; s.apply(t, q, true, x, &i); },
       [&](int t, std::uint64_t q, std::int64_t* x) { return s.apply(t, q, false, 0, x); }, false);
   fb::FcInplace<fb::SeqQueue<>> q(*pool, "q", params());
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t n, std::int64_t x) { std::int64_t i; q.apply(t, n, true, x, &i); },
       [&](int t, std::uint64_t n, std::int64_t* x) { return q.apply(t, n, false, 0, x); }, true);
   fb::FcInplace<fb::SeqHeap<>> h(*pool, "h", params());
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t n, std::int64_t x) { std::int64_t i; h.apply(t, n, true, x, &i); },
       [&](int t, std::uint64_t n, std::int64_t* x) { return h.apply(t, n, false, 0, x); }, false);
   EXPECT_GE(q.combining_degree(), 1.0);
 }
 
 TEST(FcInplace, FloatMultipliesExactlyOncePerCall) {
-  ScratchPool pool("fc-float");
+  TempPool pool("fc-float");
   fb::FcInplace<fb::SeqFloat<>> f(*pool, "f", params());
-  const int n = static_cast<int>(500 * fb::testing::test_scale()) + 10;
+  const int n = static_cast<int>(500 * ferrite::test::scale()) + 10;
   std::vector<std::thread> ts;
   for (int t = 0; t < 4; ++t)
     ts.emplace_back([&, t] {
@@ -134,7 +136,7 @@ TEST(PmdkTx, AllFourStructuresAndConservation) {
   fb::PmdkTx q("/dev/shm", fb::PmdkTx::Kind::kQueue, 8, 1024, std::size_t{64} << 20);
   const std::string path = q.path();
   EXPECT_TRUE(std::filesystem::exists(path));
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread() / 4, [&](int, std::uint64_t, std::int64_t x) { std::int64_t i; q.apply(true, x, &i); },
       [&](int, std::uint64_t, std::int64_t* x) { return q.apply(false, 0, x); }, true);
 }

@@ -5,19 +5,21 @@
 #include <cstdint>
 #include <vector>
 
-#include "baselines/test_util.h"
+#include "common/conservation.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 #include "ferrite/baselines/friedman.h"
 #include "ferrite/baselines/izraelevitz.h"
 
 namespace fb = ferrite::baselines;
-using fb::testing::ScratchPool;
+using ferrite::test::TempPool;
 
 namespace {
-int per_thread() { return static_cast<int>(20000 * fb::testing::test_scale()); }
+int per_thread() { return static_cast<int>(20000 * ferrite::test::scale()); }
 }  // namespace
 
 TEST(IzraelevitzQueue, FifoAndRestart) {
-  ScratchPool pool("iz-ms");
+  TempPool pool("iz-ms");
   {
     fb::IzraelevitzQueue<> q(*pool, "q", 2, 24);
     std::int64_t v;
@@ -37,15 +39,15 @@ TEST(IzraelevitzQueue, FifoAndRestart) {
 }
 
 TEST(IzraelevitzQueue, ConcurrentConservationAndFifo) {
-  ScratchPool pool("iz-ms-mt");
+  TempPool pool("iz-ms-mt");
   fb::IzraelevitzQueue<> q(*pool, "q", 4);
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t, std::int64_t v) { q.enqueue(t, v); },
       [&](int t, std::uint64_t, std::int64_t* v) { return q.try_dequeue(t, v); }, true);
 }
 
 TEST(IzraelevitzStack, LifoAndRestart) {
-  ScratchPool pool("iz-tr");
+  TempPool pool("iz-tr");
   {
     fb::IzraelevitzStack<> s(*pool, "s", 2);
     std::int64_t v;
@@ -60,16 +62,16 @@ TEST(IzraelevitzStack, LifoAndRestart) {
 }
 
 TEST(IzraelevitzStack, ConcurrentConservation) {
-  ScratchPool pool("iz-tr-mt");
+  TempPool pool("iz-tr-mt");
   fb::IzraelevitzStack<> s(*pool, "s", 4);
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t, std::int64_t v) { s.push(t, v); },
       [&](int t, std::uint64_t, std::int64_t* v) { return s.try_pop(t, v); }, false);
 }
 
 template <class Q>
 void friedman_basic(const char* tag) {
-  ScratchPool pool(tag);
+  TempPool pool(tag);
   {
     Q q(*pool, "q", 2);
     std::int64_t v;
@@ -87,23 +89,23 @@ TEST(FriedmanQueue, DurableFifoAndRestart) { friedman_basic<fb::FriedmanDurableQ
 TEST(FriedmanQueue, LogFifoAndRestart) { friedman_basic<fb::FriedmanLogQueue>("fr-l"); }
 
 TEST(FriedmanQueue, DurableConcurrentConservationAndFifo) {
-  ScratchPool pool("fr-d-mt");
+  TempPool pool("fr-d-mt");
   fb::FriedmanDurableQueue q(*pool, "q", 4);
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t s, std::int64_t v) { q.enqueue(t, s, v); },
       [&](int t, std::uint64_t s, std::int64_t* v) { return q.try_dequeue(t, s, v); }, true);
 }
 
 TEST(FriedmanQueue, LogConcurrentConservationAndFifo) {
-  ScratchPool pool("fr-l-mt");
+  TempPool pool("fr-l-mt");
   fb::FriedmanLogQueue q(*pool, "q", 4);
-  fb::testing::run_conservation(
+  ferrite::test::run_conservation(
       4, per_thread(), [&](int t, std::uint64_t s, std::int64_t v) { q.enqueue(t, s, v); },
       [&](int t, std::uint64_t s, std::int64_t* v) { return q.try_dequeue(t, s, v); }, true);
 }
 
 TEST(FriedmanQueue, LogRecoverOpAnswersFromTheLog) {
-  ScratchPool pool("fr-l-rec");
+  TempPool pool("fr-l-rec");
   {
     fb::FriedmanLogQueue q(*pool, "q", 2);
     q.enqueue(0, 7, 70);

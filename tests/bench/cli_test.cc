@@ -11,23 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/process.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string output;  // stdout + stderr
-};
-
-Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(FERRITE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
-  const int status = ::pclose(f);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = ferrite::test::CliResult;
+using ferrite::test::run_cli;  // stdout + stderr
 
 TEST(BenchCli, UsageErrorsExitTwo) {
   const char* bad[] = {

@@ -7,23 +7,12 @@
 #include <cstdio>
 #include <string>
 
+#include "common/process.h"
+
 namespace {
 
-struct Result {
-  int code;
-  std::string output;
-};
-
-Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(FERRITE_CLI_PATH) + " " + args + " 2>&1";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, f) != nullptr) out += buf;
-  const int status = ::pclose(f);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = ferrite::test::CliResult;
+using ferrite::test::run_cli;
 
 const char* kStep1 = "demo --steps 1 --kills 20 --jobs 2000 --job-us 200 --seed 11";
 

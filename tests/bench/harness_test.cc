@@ -15,19 +15,13 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.h"
+#include "common/scale.h"
 #include "ferrite/pmem/pool.h"
 
 namespace ferrite::bench {
 namespace {
 
-double test_scale() {
-  const char* s = std::getenv("FERRITE_TEST_SCALE");
-  return s ? std::max(0.01, std::atof(s)) : 1.0;
-}
-
-std::uint64_t scaled(std::uint64_t n) {
-  return std::max<std::uint64_t>(8, static_cast<std::uint64_t>(static_cast<double>(n) * test_scale()));
-}
+std::uint64_t scaled(std::uint64_t n) { return test::scaled<std::uint64_t>(n, 8); }
 
 Experiment tiny(Structure s, std::vector<std::string> techniques, std::uint64_t ops) {
   Experiment e;
@@ -44,8 +38,8 @@ Experiment tiny(Structure s, std::vector<std::string> techniques, std::uint64_t 
   return e;
 }
 
-const std::vector<Structure> kStructures = {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue,
-                                            Structure::kHeap};
+const std::vector<Structure> kStructures = {Structure::kRegister, Structure::kStack, Structure::kQueue,
+                                            Structure::kPriorityQueue};
 
 TEST(BenchHarness, TransientCompetitorsAreRegistered) {
   EXPECT_NE(find_technique(Structure::kQueue, "transient-ms"), nullptr);
@@ -74,10 +68,10 @@ TEST(BenchHarness, EveryRegisteredTechniqueProducesSaneRecords) {
       ASSERT_NE(t, nullptr);
       EXPECT_TRUE(r.error.empty()) << r.error;
       // Pairs do an even number of operations per thread; multiply exactly N.
-      const std::uint64_t per_thread = s == Structure::kAtomicFloat ? ops : (ops + 1) / 2 * 2;
+      const std::uint64_t per_thread = s == Structure::kRegister ? ops : (ops + 1) / 2 * 2;
       EXPECT_EQ(r.ops_total, per_thread * static_cast<std::uint64_t>(r.threads));
       EXPECT_LE(r.empty_removes, r.ops_total);
-      if (s == Structure::kAtomicFloat) {
+      if (s == Structure::kRegister) {
         EXPECT_EQ(r.empty_removes, 0u);
       }
       ASSERT_EQ(r.mops.size(), 1u);
@@ -148,8 +142,8 @@ TEST(BenchHarness, RejectsInconsistentExperiments) {
   e = tiny(Structure::kQueue, {"transient-ms"}, 10);
   e.workload = Workload::kMultiply;
   EXPECT_THROW(run_experiment(e), std::invalid_argument);
-  EXPECT_FALSE(check_workload(Structure::kAtomicFloat, Workload::kPairs).empty());
-  EXPECT_TRUE(check_workload(Structure::kHeap, Workload::kHeapPairs).empty());
+  EXPECT_FALSE(check_workload(Structure::kRegister, Workload::kPairs).empty());
+  EXPECT_TRUE(check_workload(Structure::kPriorityQueue, Workload::kHeapPairs).empty());
 }
 
 // A technique whose instance fails in one worker must surface the error,

@@ -14,11 +14,11 @@
 #include "ferrite/combining/pb_heap.h"
 #include "ferrite/combining/pb_queue.h"
 #include "ferrite/combining/pb_stack.h"
-#include "pb_test_util.h"
+#include "common/temp_pool.h"
 
 namespace fc = ferrite::combining;
 using fc::OpCode;
-using fc::test::TempPool;
+using ferrite::test::TempPool;
 
 TEST(PBCombFloat, MulReturnsOldValueAndSurvivesReopen) {
   TempPool tp("float");
@@ -30,7 +30,7 @@ TEST(PBCombFloat, MulReturnsOldValueAndSurvivesReopen) {
     EXPECT_EQ(f->value(), 3.0);
   }
   tp.reopen();
-  auto f = fc::PBAtomicFloat<>::attach(*tp, "f", 2, true);
+  auto f = fc::PBAtomicFloat<>::attach(*tp, "f", 2);
   EXPECT_EQ(f->value(), 3.0);
   // Detectable recovery: (0, 2) took effect -> same response, not re-applied.
   EXPECT_EQ(f->recover(0, 2, OpCode::kMul, 0.5), 6.0);
@@ -85,7 +85,7 @@ TEST(PBStack, LifoAndReopen) {
   ASSERT_EQ(v.size(), 50u);
   EXPECT_EQ(v.front(), 500);
   EXPECT_EQ(v.back(), 10);
-  EXPECT_EQ(tp.pool->heap().stats().blocks_live >= 50u, true);
+  EXPECT_EQ(tp->heap().stats().blocks_live >= 50u, true);
   for (int i = 50; i >= 1; --i) EXPECT_EQ(s->pop(1), i * 10);
   EXPECT_EQ(s->pop(1), std::nullopt);
 }
@@ -167,13 +167,13 @@ TEST(PBQueue, FreeListReusesDequeuedNodesButNotTheDummy) {
   auto q = fc::PBQueue<>::create(*tp, "q", 1);
   std::uint64_t seq = 0;
   for (int i = 0; i < 4; ++i) q->enqueue(0, ++seq, i);
-  const auto live0 = tp.pool->heap().stats().blocks_live;
+  const auto live0 = tp->heap().stats().blocks_live;
   for (int round = 0; round < 50; ++round) {
     for (int i = 0; i < 4; ++i) EXPECT_EQ(q->dequeue(0, ++seq), i);
     for (int i = 0; i < 4; ++i) q->enqueue(0, ++seq, i);
   }
   // Steady state: nodes come from the free list, the heap does not grow.
-  EXPECT_LE(tp.pool->heap().stats().blocks_live, live0 + 1);
+  EXPECT_LE(tp->heap().stats().blocks_live, live0 + 1);
   EXPECT_EQ(q->values(), (std::vector<std::int64_t>{0, 1, 2, 3}));
 }
 

@@ -13,10 +13,11 @@
 #include <utility>
 
 #include "ferrite/crash/campaign.h"
-#include "pb_test_util.h"
+#include "common/sanitizer.h"
+#include "common/scale.h"
 
 namespace cr = ferrite::crash;
-using ferrite::combining::test::scaled;
+using ferrite::test::scaled;
 
 namespace {
 
@@ -69,6 +70,7 @@ using MT = std::tuple<const char*, int>;
 class PBCorrectMT : public ::testing::TestWithParam<MT> {};
 
 TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto [structure, threads] = GetParam();
   std::uint64_t images = 0, points = 0;
   const std::uint64_t want = static_cast<std::uint64_t>(scaled(3400, 100));
@@ -133,6 +135,7 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
   if (std::string(variant) == "no-oldtail") {
     // Dequeuers passing the unpersisted tail is a race between the two
     // combiners: it needs two threads (a sampled concurrent run).
+    FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
     cfg.threads = 2;
     cfg.crash_points = static_cast<std::size_t>(scaled(300, 100));
     cfg.ops = static_cast<std::size_t>(scaled(1000, 400));

@@ -7,8 +7,9 @@
 // OpLog; after a dequeue answers a job it records "consumed by (t, s)" in
 // the ledger (idempotent: the same (t, s) may record it again after a
 // restart; another consumer finding it recorded is a duplicate). The parent
-// SIGKILLs the child at random moments, many times; each restart re-attaches,
-// rebuilds the heap by tracing, calls recover() on every thread's pending
+// SIGKILLs the child at random moments, many times; each restart opens the
+// pool (which recovers itself: the queue's, the OpLog's and the ledger's
+// registered hooks), re-attaches, calls recover() on every thread's pending
 // operation, handles its answer exactly like a normal answer, and continues.
 // At the end every job must be consumed exactly once or still be in the
 // queue — no loss, no duplicate.
@@ -32,7 +33,9 @@
 
 #include "ferrite/combining/detectable.h"
 #include "ferrite/combining/pb_queue.h"
-#include "pb_test_util.h"
+#include "ferrite/pmem/root_registry.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 namespace fc = ferrite::combining;
 using ferrite::pmem::Pool;
@@ -50,6 +53,10 @@ struct Ledger {
   std::uint64_t error;                           // first duplicate seen (job + 1)
   std::uint64_t consumer[kThreads][kJobs];       // 0, or (tid << 32 | seq) + 1
 };
+// The ledger is its root object alone: its recover hook marks nothing (so
+// the pool, recovering at open, knows every root and rebuilds its heap).
+const bool kLedgerRegistered = ferrite::pmem::register_root_type<Ledger>(
+    +[](Pool&, Ledger*, const std::function<void(void*)>&) {});
 
 std::int64_t job_value(int t, std::uint64_t j) { return (static_cast<std::int64_t>(t) + 1) << 32 | static_cast<std::int64_t>(j); }
 
@@ -80,11 +87,13 @@ void record_consumed(Ledger* l, int tid, std::uint64_t seq, std::int64_t v) {
     ferrite::pmem::PoolOptions opts;
     ferrite::persist::parse_backend("emulated:3000", &opts.backend);
     auto pool = Pool::open(path, opts);
-    auto q = fc::PBQueue<>::attach(*pool, "q", kThreads, /*recover_heap=*/false);
+    // The pool recovered itself when it opened: every root's type is known.
+    const auto* rep = pool->recovery_report();
+    if (rep == nullptr || !rep->heap_rebuilt || rep->roots_traced != 3)
+      throw std::runtime_error("pool recovery did not rebuild the heap from the 3 roots");
+    auto q = fc::PBQueue<>::attach(*pool, "q", kThreads);
     auto log = fc::OpLog::attach(*pool, "log", kThreads);
     auto* ledger = pool->root<Ledger>("ledger");
-    // The pool's only heap blocks are the queue's (roots are always kept).
-    pool->heap().recover_by_trace([&](const std::function<void(void*)>& mark) { q->trace(mark); });
     std::vector<std::thread> ts;
     for (int t = 0; t < kThreads; ++t) {
       ts.emplace_back([&, t] {
@@ -121,7 +130,7 @@ void record_consumed(Ledger* l, int tid, std::uint64_t seq, std::int64_t v) {
 }  // namespace
 
 TEST(PBProcess, QueueSurvivesRepeatedSigkillWithExactlyOnceJobs) {
-  const std::string path = fc::test::pool_path("proc");
+  const std::string path = ferrite::test::temp_pool_path("proc");
   {
     auto pool = Pool::create(path, 32u << 20);
     fc::PBQueue<>::create(*pool, "q", kThreads);
@@ -130,7 +139,7 @@ TEST(PBProcess, QueueSurvivesRepeatedSigkillWithExactlyOnceJobs) {
     ASSERT_EQ(l->error, 0u);
   }
   std::mt19937 rng(12345);
-  const int max_kills = fc::test::scaled(60, 10);
+  const int max_kills = ferrite::test::scaled(60, 10);
   int kills = 0, runs = 0;
   bool finished = false;
   while (!finished) {

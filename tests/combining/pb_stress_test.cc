@@ -19,11 +19,12 @@
 #include "ferrite/combining/pb_heap.h"
 #include "ferrite/combining/pb_queue.h"
 #include "ferrite/combining/pb_stack.h"
-#include "pb_test_util.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 namespace fc = ferrite::combining;
-using fc::test::scaled;
-using fc::test::TempPool;
+using ferrite::test::scaled;
+using ferrite::test::TempPool;
 
 namespace {
 

@@ -9,17 +9,17 @@
 
 #include "ferrite/combining/pwf_atomic_float.h"
 #include "ferrite/combining/pwf_stack.h"
-#include "pwf_test_util.h"
+#include "common/temp_pool.h"
 
 namespace fc = ferrite::combining;
-using fc::pwftest::Pool;
+using ferrite::test::TempPool;
 
 namespace {
 
-TEST(PwfFloat, MulReturnsOldValueAndSurvivesReopen) {
-  Pool tp("float");
+TEST(PWFFloat, MulReturnsOldValueAndSurvivesReopen) {
+  TempPool tp("float");
   {
-    auto f = fc::PwfAtomicFloat<>::create(*tp, "f", 2);
+    auto f = fc::PWFAtomicFloat<>::create(*tp, "f", 2);
     EXPECT_EQ(f->mul(0, 1, 2.0), 1.0);
     EXPECT_EQ(f->mul(1, 1, 3.0), 2.0);
     EXPECT_EQ(f->mul(0, 2, 0.5), 6.0);
@@ -27,7 +27,7 @@ TEST(PwfFloat, MulReturnsOldValueAndSurvivesReopen) {
     EXPECT_GT(f->combining_degree(), 0.0);
   }
   tp.reopen();
-  auto f = fc::PwfAtomicFloat<>::attach(*tp, "f", 2, true);
+  auto f = fc::PWFAtomicFloat<>::attach(*tp, "f", 2);
   EXPECT_EQ(f->read(), 3.0);
   // Thread 0's last op (seq 2) was applied: recover returns its response
   // without re-applying it.
@@ -38,21 +38,21 @@ TEST(PwfFloat, MulReturnsOldValueAndSurvivesReopen) {
   EXPECT_EQ(f->read(), 30.0);
 }
 
-TEST(PwfFloat, ClearErrors) {
-  Pool tp("floaterr");
-  EXPECT_THROW(fc::PwfAtomicFloat<>::create(*tp, "f", 0), std::invalid_argument);
-  EXPECT_THROW(fc::PwfAtomicFloat<>::create(*tp, "g", 65), std::invalid_argument);
-  auto f = fc::PwfAtomicFloat<>::create(*tp, "f", 2);
+TEST(PWFFloat, ClearErrors) {
+  TempPool tp("floaterr");
+  EXPECT_THROW(fc::PWFAtomicFloat<>::create(*tp, "f", 0), std::invalid_argument);
+  EXPECT_THROW(fc::PWFAtomicFloat<>::create(*tp, "g", 65), std::invalid_argument);
+  auto f = fc::PWFAtomicFloat<>::create(*tp, "f", 2);
   EXPECT_THROW(f->mul(2, 1, 2.0), std::out_of_range);
   f->mul(0, 1, 2.0);
   EXPECT_THROW(f->mul(0, 3, 2.0), std::logic_error);  // same parity as the served seq 1
   f.reset();
-  EXPECT_THROW(fc::PwfAtomicFloat<>::attach(*tp, "f", 3), ferrite::pmem::PoolError);
+  EXPECT_THROW(fc::PWFAtomicFloat<>::attach(*tp, "f", 3), ferrite::pmem::PoolError);
 }
 
 template <class S>
 void stack_sequential(const char* tag) {
-  Pool tp(tag);
+  TempPool tp(tag);
   auto s = S::create(*tp, "s", 2);
   std::uint64_t seq = 0;
   EXPECT_EQ(s->pop(0, ++seq), std::nullopt);
@@ -65,12 +65,12 @@ void stack_sequential(const char* tag) {
   EXPECT_EQ(c.back(), 0);
   EXPECT_THROW(s->push(0, ++seq, static_cast<std::int64_t>(fc::kEmptyWord)), std::invalid_argument);
 }
-TEST(PwfStack, SequentialLifo) { stack_sequential<fc::PwfStack<>>("stack"); }
-TEST(PwfStack, SequentialLifoNoElimNoRec) { stack_sequential<fc::PwfStack<false, false>>("stacknn"); }
+TEST(PWFStack, SequentialLifo) { stack_sequential<fc::PWFStack<>>("stack"); }
+TEST(PWFStack, SequentialLifoNoElimNoRec) { stack_sequential<fc::PWFStack<false, false>>("stacknn"); }
 
-TEST(PwfStack, RecycledNodesAreReused) {
-  Pool tp("stackrec");
-  auto s = fc::PwfStack<>::create(*tp, "s", 1);
+TEST(PWFStack, RecycledNodesAreReused) {
+  TempPool tp("stackrec");
+  auto s = fc::PWFStack<>::create(*tp, "s", 1);
   std::uint64_t seq = 0;
   s->push(0, ++seq, 1);
   s->pop(0, ++seq);
@@ -79,14 +79,14 @@ TEST(PwfStack, RecycledNodesAreReused) {
   EXPECT_EQ(s->object().free_nodes(0), 0u);
 }
 
-TEST(PwfStack, ReopenTracesNodesAndRecovers) {
-  Pool tp("stackreopen");
+TEST(PWFStack, ReopenTracesNodesAndRecovers) {
+  TempPool tp("stackreopen");
   {
-    auto s = fc::PwfStack<>::create(*tp, "s", 2);
+    auto s = fc::PWFStack<>::create(*tp, "s", 2);
     for (int i = 1; i <= 20; ++i) s->push(i % 2, static_cast<std::uint64_t>((i + 1) / 2), i);
   }
   tp.reopen();
-  auto s = fc::PwfStack<>::attach(*tp, "s", 2, true);
+  auto s = fc::PWFStack<>::attach(*tp, "s", 2);
   EXPECT_EQ(s->contents().size(), 20u);
   // Thread 1's last push (seq 10, value 19) took effect: not re-applied.
   s->recover_push(1, 10, 19);
@@ -102,10 +102,10 @@ TEST(PwfStack, ReopenTracesNodesAndRecovers) {
 
 namespace {
 
-TEST(PwfQueue, SequentialFifoAndReopen) {
-  Pool tp("queue");
+TEST(PWFQueue, SequentialFifoAndReopen) {
+  TempPool tp("queue");
   {
-    auto q = fc::PwfQueue<>::create(*tp, "q", 2);
+    auto q = fc::PWFQueue<>::create(*tp, "q", 2);
     std::uint64_t seq = 0;
     EXPECT_EQ(q->dequeue(0, ++seq), std::nullopt);
     for (int i = 0; i < 50; ++i) q->enqueue(i % 2, ++seq, i);
@@ -115,7 +115,7 @@ TEST(PwfQueue, SequentialFifoAndReopen) {
     EXPECT_EQ(q->contents().back(), 49);
   }
   tp.reopen();
-  auto q = fc::PwfQueue<>::attach(*tp, "q", 2, true);
+  auto q = fc::PWFQueue<>::attach(*tp, "q", 2);
   auto c = q->contents();
   ASSERT_EQ(c.size(), 30u);
   EXPECT_EQ(c.front(), 20);
@@ -129,9 +129,9 @@ TEST(PwfQueue, SequentialFifoAndReopen) {
   EXPECT_EQ(q->dequeue(1, ++seq), std::nullopt);
 }
 
-TEST(PwfQueue, SeqTagsAllowAnySeqProgression) {
-  Pool tp("queueseq");
-  auto q = fc::PwfQueue<>::create(*tp, "q", 1);
+TEST(PWFQueue, SeqTagsAllowAnySeqProgression) {
+  TempPool tp("queueseq");
+  auto q = fc::PWFQueue<>::create(*tp, "q", 1);
   // One per-thread seq across both instances: parity does not alternate per
   // instance, which is why IE/ID use full tags.
   q->enqueue(0, 1, 7);
@@ -142,10 +142,10 @@ TEST(PwfQueue, SeqTagsAllowAnySeqProgression) {
   EXPECT_THROW(q->enqueue(0, 4, 10), std::logic_error);  // reused seq
 }
 
-TEST(PwfHeap, SequentialOrderFullEmptyAndReopen) {
-  Pool tp("heap");
+TEST(PWFHeap, SequentialOrderFullEmptyAndReopen) {
+  TempPool tp("heap");
   {
-    auto h = fc::PwfHeap<>::create(*tp, "h", 2, 64);
+    auto h = fc::PWFHeap<>::create(*tp, "h", 2, 64);
     std::uint64_t seq = 0;
     EXPECT_EQ(h->delete_min(0, ++seq), std::nullopt);
     for (int i = 0; i < 64; ++i) EXPECT_TRUE(h->insert(0, ++seq, (i * 37) % 64));
@@ -155,14 +155,14 @@ TEST(PwfHeap, SequentialOrderFullEmptyAndReopen) {
     for (int i = 0; i < 10; ++i) EXPECT_EQ(h->delete_min(0, ++seq), i);
   }
   tp.reopen();
-  auto h = fc::PwfHeap<>::attach(*tp, "h", 2, true);
+  auto h = fc::PWFHeap<>::attach(*tp, "h", 2);
   EXPECT_EQ(h->capacity(), 64u);
   auto c = h->contents();
   ASSERT_EQ(c.size(), 54u);
   EXPECT_EQ(c.front(), 10);
   EXPECT_TRUE(h->well_formed());
-  EXPECT_THROW(fc::PwfHeap<>::create(*tp, "bad", 2, 0), std::invalid_argument);
-  EXPECT_THROW(fc::PwfHeap<>::create(*tp, "bad2", 2, 2000), std::invalid_argument);
+  EXPECT_THROW(fc::PWFHeap<>::create(*tp, "bad", 2, 0), std::invalid_argument);
+  EXPECT_THROW(fc::PWFHeap<>::create(*tp, "bad2", 2, 2000), std::invalid_argument);
 }
 
 }  // namespace

@@ -12,16 +12,13 @@
 #include <string>
 
 #include "ferrite/crash/campaign.h"
-#include "pwf_test_util.h"
+#include "common/sanitizer.h"
+#include "common/scale.h"
 
 namespace fc = ferrite::crash;
-using ferrite::combining::pwftest::scale;
+using ferrite::test::scaled;
 
 namespace {
-
-std::size_t scaled(std::size_t n, std::size_t min) {
-  return std::max(min, static_cast<std::size_t>(static_cast<double>(n) * scale()));
-}
 
 const fc::SubjectInfo& subject(const std::string& s, const std::string& v) {
   const auto* info = fc::find_subject(s, v);
@@ -48,9 +45,9 @@ std::string name(const ::testing::TestParamInfo<Case>& i) {
 }
 
 // ------------------------------------------------------------ correct variants
-class PwfCorrect : public ::testing::TestWithParam<Case> {};
+class PWFCorrect : public ::testing::TestWithParam<Case> {};
 
-TEST_P(PwfCorrect, OneThreadEveryCrashPoint) {
+TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
   fc::CampaignConfig cfg;
@@ -73,7 +70,8 @@ TEST_P(PwfCorrect, OneThreadEveryCrashPoint) {
 
 // Helpers write back S (l.44-46) that other threads wrote: this relies on
 // the simulator's per-line coherence (tests/crash/sim_test.cc).
-TEST_P(PwfCorrect, SeveralThreadsSampledImages) {
+TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject(GetParam().structure, GetParam().variant);
   // Crash points are sampled (each verb with probability points/verbs), so
   // one run may fall a little short of its image target: further runs with
@@ -111,7 +109,7 @@ TEST_P(PwfCorrect, SeveralThreadsSampledImages) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pwf, PwfCorrect,
+INSTANTIATE_TEST_SUITE_P(PWF, PWFCorrect,
                          ::testing::Values(Case{"pwfcomb-float", "correct"}, Case{"pwf-stack", "correct"},
                                            Case{"pwf-stack", "correct-no-elim"},
                                            Case{"pwf-stack", "correct-no-rec"}, Case{"pwf-queue", "correct"},
@@ -124,12 +122,13 @@ struct BrokenCase {
   const char* variant;
   int threads;  // the smallest run that exposes it
 };
-class PwfBroken : public ::testing::TestWithParam<BrokenCase> {};
+class PWFBroken : public ::testing::TestWithParam<BrokenCase> {};
 
-TEST_P(PwfBroken, IsCaughtAndReplayReproduces) {
+TEST_P(PWFBroken, IsCaughtAndReplayReproduces) {
   const auto& p = GetParam();
   const auto& s = subject(p.structure, p.variant);
   ASSERT_TRUE(s.expect_violation);
+  if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   fc::CampaignConfig cfg;
   cfg.threads = p.threads;
   cfg.ops = p.threads == 1 ? scaled(200, 60) : scaled(400, 200);
@@ -167,7 +166,7 @@ TEST_P(PwfBroken, IsCaughtAndReplayReproduces) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Pwf, PwfBroken,
+INSTANTIATE_TEST_SUITE_P(PWF, PWFBroken,
                          ::testing::Values(BrokenCase{"pwfcomb-float", "no-pfence", 1},
                                            BrokenCase{"pwfcomb-float", "no-index", 1},
                                            BrokenCase{"pwfcomb-float", "no-helper-pwb", 4},

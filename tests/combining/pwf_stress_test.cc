@@ -20,11 +20,12 @@
 #include "ferrite/combining/pwf_heap.h"
 #include "ferrite/combining/pwf_queue.h"
 #include "ferrite/combining/pwf_stack.h"
-#include "pwf_test_util.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 namespace fc = ferrite::combining;
-using fc::pwftest::Pool;
-using fc::pwftest::scaled;
+using ferrite::test::scaled;
+using ferrite::test::TempPool;
 
 namespace {
 
@@ -40,10 +41,10 @@ void run_threads(int n, F&& f) {
   for (auto& t : ts) t.join();
 }
 
-TEST(PwfStress, AtomicFloatProductIsExact) {
+TEST(PWFStress, AtomicFloatProductIsExact) {
   for (int threads : {4, 8}) {
-    Pool tp("sfloat");
-    auto f = fc::PwfAtomicFloat<>::create(*tp, "f", threads);
+    TempPool tp("sfloat");
+    auto f = fc::PWFAtomicFloat<>::create(*tp, "f", threads);
     const int per = scaled(3000, 100);
     // Each thread multiplies by 2 then by 0.5: exact in binary, so the final
     // value is exactly 1 and every old value is a power of two.
@@ -64,7 +65,7 @@ TEST(PwfStress, AtomicFloatProductIsExact) {
 template <class S>
 void stack_conservation(const char* tag) {
   for (int threads : {4, 8}) {
-    Pool tp(tag);
+    TempPool tp(tag);
     auto s = S::create(*tp, "s", threads);
     const int per = scaled(4000, 100);
     std::vector<std::vector<std::int64_t>> popped(static_cast<std::size_t>(threads));
@@ -96,14 +97,14 @@ void stack_conservation(const char* tag) {
     }
   }
 }
-TEST(PwfStress, StackConservation) { stack_conservation<fc::PwfStack<>>("sstack"); }
-TEST(PwfStress, StackConservationNoElim) { stack_conservation<fc::PwfStack<false, true>>("sstackne"); }
-TEST(PwfStress, StackConservationNoRec) { stack_conservation<fc::PwfStack<true, false>>("sstacknr"); }
+TEST(PWFStress, StackConservation) { stack_conservation<fc::PWFStack<>>("sstack"); }
+TEST(PWFStress, StackConservationNoElim) { stack_conservation<fc::PWFStack<false, true>>("sstackne"); }
+TEST(PWFStress, StackConservationNoRec) { stack_conservation<fc::PWFStack<true, false>>("sstacknr"); }
 
-TEST(PwfStress, QueueConservationAndPerProducerFifo) {
+TEST(PWFStress, QueueConservationAndPerProducerFifo) {
   for (int threads : {4, 8}) {
-    Pool tp("squeue");
-    auto q = fc::PwfQueue<>::create(*tp, "q", threads);
+    TempPool tp("squeue");
+    auto q = fc::PWFQueue<>::create(*tp, "q", threads);
     const int per = scaled(4000, 100);
     std::vector<std::vector<std::int64_t>> got(static_cast<std::size_t>(threads));
     run_threads(threads, [&](int t) {
@@ -145,10 +146,10 @@ TEST(PwfStress, QueueConservationAndPerProducerFifo) {
   }
 }
 
-TEST(PwfStress, HeapConservationAndOrder) {
+TEST(PWFStress, HeapConservationAndOrder) {
   for (int threads : {4, 8}) {
-    Pool tp("sheap");
-    auto h = fc::PwfHeap<>::create(*tp, "h", threads, 1024);
+    TempPool tp("sheap");
+    auto h = fc::PWFHeap<>::create(*tp, "h", threads, 1024);
     const int per = scaled(1500, 60);
     std::vector<std::vector<std::int64_t>> got(static_cast<std::size_t>(threads));
     std::vector<std::uint64_t> seqs(static_cast<std::size_t>(threads), 0);

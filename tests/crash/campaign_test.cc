@@ -1,4 +1,4 @@
-// Crash campaigns on the reference structure (examples/plog.h via
+// Crash campaigns on the reference structure (adapters/plog.h via
 // tools/subjects/reference_log.cc): the correct variant survives every crash
 // point and image; each broken variant is caught and its replay reproduces
 // the violation.
@@ -7,20 +7,15 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/sanitizer.h"
+#include "common/scale.h"
 #include "ferrite/crash/campaign.h"
 
 namespace fc = ferrite::crash;
 
 namespace {
 
-double scale() {
-  const char* s = std::getenv("FERRITE_TEST_SCALE");
-  const double v = s != nullptr ? std::atof(s) : 1.0;
-  return v > 0 ? v : 1.0;
-}
-std::size_t scaled(std::size_t n, std::size_t min = 1) {
-  return std::max(min, static_cast<std::size_t>(static_cast<double>(n) * scale()));
-}
+using ferrite::test::scaled;
 
 const fc::SubjectInfo& subject(const std::string& variant) {
   const auto* s = fc::find_subject("reference-log", variant);
@@ -86,6 +81,7 @@ TEST_P(BrokenVariant, IsCaughtAndItsReplayReproducesTheViolation) {
 INSTANTIATE_TEST_SUITE_P(ReferenceLog, BrokenVariant, ::testing::Values("no-pfence", "no-psync", "no-record-pwb"));
 
 TEST(Campaign, MultiThreadedCampaignOnTheCorrectVariant) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   fc::CampaignConfig cfg;
   cfg.threads = 3;
   cfg.ops = scaled(1200, 40);
@@ -96,10 +92,11 @@ TEST(Campaign, MultiThreadedCampaignOnTheCorrectVariant) {
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.violations, 0u) << describe(r);
   EXPECT_GE(r.crash_points, cfg.crash_points / 2);
-  EXPECT_GE(r.images_checked, scaled(1000, 20));
+  EXPECT_GE(r.images_checked, scaled<std::uint64_t>(1000, 20));
 }
 
 TEST(Campaign, MultiThreadedCampaignCatchesABrokenVariant) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   fc::CampaignConfig cfg;
   cfg.threads = 2;
   cfg.ops = scaled(200, 20);

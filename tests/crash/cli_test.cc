@@ -6,30 +6,17 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/process.h"
+
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-};
-
-Run run(const std::string& args) {
-  const std::string cmd = std::string(FERRITE_CLI_PATH) + " crashtest " + args + " 2>/dev/null";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  Run r{-1, {}};
-  if (p == nullptr) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int st = ::pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
+// `ferrite crashtest args`, stdout only.
+ferrite::test::CliResult run(const std::string& args) { return ferrite::test::run_cli("crashtest " + args, false); }
 
 TEST(CrashtestCli, ListsStructuresAndMarksBrokenVariants) {
   auto r = run("--list --json");
   ASSERT_EQ(r.code, 0);
-  auto j = nlohmann::json::parse(r.out);
+  auto j = nlohmann::json::parse(r.output);
   bool correct = false, broken = false;
   for (const auto& s : j) {
     if (s["structure"] == "reference-log" && s["variant"] == "correct") correct = !s["expect_violation"].get<bool>();
@@ -41,8 +28,8 @@ TEST(CrashtestCli, ListsStructuresAndMarksBrokenVariants) {
 
 TEST(CrashtestCli, ExitCodesAndJson) {
   auto ok = run("--structure reference-log --ops 12 --images 2 --json");
-  ASSERT_EQ(ok.code, 0) << ok.out;
-  auto j = nlohmann::json::parse(ok.out);
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  auto j = nlohmann::json::parse(ok.output);
   EXPECT_EQ(j["violations"], 0);
   EXPECT_GT(j["crash_points"].get<int>(), 12);
   EXPECT_GT(j["images"].get<int>(), 0);
@@ -50,15 +37,15 @@ TEST(CrashtestCli, ExitCodesAndJson) {
   EXPECT_TRUE(j.contains("checker"));
 
   auto bad = run("--structure reference-log --variant no-psync --ops 12 --images 2 --json");
-  ASSERT_EQ(bad.code, 1) << bad.out;
-  auto b = nlohmann::json::parse(bad.out);
+  ASSERT_EQ(bad.code, 1) << bad.output;
+  auto b = nlohmann::json::parse(bad.output);
   ASSERT_GE(b["violations"].get<int>(), 1);
   const std::string replay = b["violation_details"][0]["replay"];
   EXPECT_EQ(replay.rfind("ferrite crashtest --structure reference-log --variant no-psync", 0), 0u) << replay;
   // The replay line reproduces the violation.
   auto again = run(replay.substr(std::string("ferrite crashtest ").size()) + " --json");
-  ASSERT_EQ(again.code, 1) << again.out;
-  EXPECT_EQ(nlohmann::json::parse(again.out)["violations"], 1);
+  ASSERT_EQ(again.code, 1) << again.output;
+  EXPECT_EQ(nlohmann::json::parse(again.output)["violations"], 1);
 
   EXPECT_EQ(run("--structure no-such-structure").code, 2);
   EXPECT_EQ(run("--structure reference-log --variant nope").code, 2);

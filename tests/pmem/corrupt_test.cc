@@ -12,15 +12,17 @@
 #include <map>
 #include <random>
 
-#include "pmem_test_util.h"
+#include "common/pool_image.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 extern char** environ;
 
 namespace {
 
 using namespace ferrite::pmem;
-using ferrite::pmem::test::TempPath;
-namespace fpt = ferrite::pmem::test;
+using ferrite::test::TempPath;
+namespace fpt = ferrite::test;
 namespace fps = ferrite::persist;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -167,7 +169,7 @@ TEST(PmemCorrupt, RandomDamageIsRefusedOrSound) {
     bool ok_open = false;
     std::string why;
     try {
-      auto pool = Pool::open(cp.path);
+      auto pool = Pool::open(cp.path, {.recover = false});
       ok_open = true;
       exercise(*pool, rng);
     } catch (const PoolError& e) {

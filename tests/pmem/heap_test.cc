@@ -9,12 +9,13 @@
 #include <thread>
 #include <unordered_set>
 
-#include "pmem_test_util.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 namespace {
 
 using namespace ferrite::pmem;
-using ferrite::pmem::test::TempPath;
+using ferrite::test::TempPath;
 namespace fps = ferrite::persist;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -181,7 +182,7 @@ TEST(PmemHeap, RecoverByTrace) {
     fill(*pool, n, 48);
     used_before = pool->heap().stats().chunks_used;
   }
-  auto pool = Pool::open(p);
+  auto pool = Pool::open(p, {.recover = false});
   Heap& h = pool->heap();
   EXPECT_FALSE(h.recovered());
   EXPECT_EQ(h.stats().chunks_used, used_before);
@@ -212,7 +213,7 @@ TEST(PmemHeap, RecoverByScanFreesEmptyChunks) {
     auto pool = Pool::create(p, 8 * kMiB);
     fill(*pool, n, 64);  // 1024 per chunk: 4 chunks (+1 root chunk)
   }
-  auto pool = Pool::open(p);
+  auto pool = Pool::open(p, {.recover = false});
   Heap& h = pool->heap();
   const auto used = h.stats().chunks_used;
   auto* t = pool->root<Table>("t");
@@ -244,7 +245,7 @@ TEST(PmemHeap, RecoveryKeepsRootsAndRunsSurviveReopen) {
     t->off[0] = big_off;
     pool->heap().alloc(300 * 1024, 0);  // dies
   }
-  auto pool = Pool::open(p);
+  auto pool = Pool::open(p, {.recover = false});
   const auto used = pool->heap().stats().chunks_used;
   pool->heap().recover_by_trace([&](auto& mark) { mark(pool->at<char>(big_off)); });
   EXPECT_EQ(pool->heap().stats().chunks_used, used - 5);
@@ -271,7 +272,7 @@ TEST(PmemHeap, ConcurrentDistinctThreadIds) {
   auto pool = Pool::create(p, 32 * kMiB);
   Heap& h = pool->heap();
   const int threads = 4;
-  const int rounds = ferrite::pmem::test::scaled(20000, 500);
+  const int rounds = ferrite::test::scaled(20000, 500);
   std::vector<std::thread> ts;
   std::atomic<int> bad{0};
   std::vector<std::vector<void*>> held(threads);
@@ -325,13 +326,13 @@ TEST(PmemHeap, CrossThreadFreeMovesTheBlock) {
 namespace {
 using namespace ferrite::pmem;
 TEST(PmemHeap, FreeBeforeRecoveryIsDeferred) {
-  ferrite::pmem::test::TempPath p;
+  ferrite::test::TempPath p;
   std::vector<std::uint64_t> offs;
   {
     auto pool = Pool::create(p, 4 << 20);
     for (int i = 0; i < 4; ++i) offs.push_back(pool->offset_of(pool->heap().alloc(64, 0)));
   }
-  auto pool = Pool::open(p);
+  auto pool = Pool::open(p, {.recover = false});
   Heap& h = pool->heap();
   h.free(pool->at<void>(offs[0]), 0);  // deferred: not handed out before recovery
   for (int i = 0; i < 2000; ++i)

@@ -8,13 +8,14 @@
 #include <cstring>
 #include <filesystem>
 
-#include "pmem_test_util.h"
+#include "common/pool_image.h"
+#include "common/temp_pool.h"
 
 namespace {
 
 using namespace ferrite::pmem;
-using ferrite::pmem::test::TempPath;
-namespace fpt = ferrite::pmem::test;
+using ferrite::test::TempPath;
+namespace fpt = ferrite::test;
 namespace fps = ferrite::persist;
 
 struct Counter {
@@ -300,7 +301,7 @@ TEST(PmemPool, DoubleHeaderSurvivesATornUpdate) {
   EXPECT_EQ(rep.generation, gen - 1);
   EXPECT_FALSE(rep.other_slot_valid);
   {
-    auto pool = Pool::open(p);
+    auto pool = Pool::open(p, {.recover = false});
     EXPECT_FALSE(pool->has_root("a"));  // never published
     pool->heap().recover_by_trace([](auto&) {});
     pool->create_root<Counter>("b", 2);  // overwrites the torn slot

@@ -17,12 +17,14 @@
 #include <set>
 #include <thread>
 
-#include "pmem_test_util.h"
+#include "common/process.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
 
 namespace {
 
 using namespace ferrite::pmem;
-using ferrite::pmem::test::TempPath;
+using ferrite::test::TempPath;
 namespace fps = ferrite::persist;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
@@ -59,7 +61,7 @@ void recover_log(Pool& pool, Log* log) {
 
 // Child: open, recover, say "ready", append until killed (or full).
 int run_appender(const std::string& path, int ready_fd) {
-  auto pool = Pool::open(path);
+  auto pool = Pool::open(path, {.recover = false});
   Log* log = pool->root<Log>("log");
   recover_log(*pool, log);
   log->runs++;
@@ -90,7 +92,7 @@ int run_appender(const std::string& path, int ready_fd) {
 // heap hands committed blocks out again.
 int run_broken_appender(const std::string& path, int ready_fd) {
   {
-    auto pool = Pool::open(path);
+    auto pool = Pool::open(path, {.recover = false});
     pool->heap().recover_by_trace([](const std::function<void(void*)>&) {});
     // Overwrite what the heap now believes free (a correct recovery would
     // never hand these out).
@@ -153,9 +155,9 @@ std::string verify_log(Pool& pool, Log* log) {
 // was killed (false: it filled the log and exited 0).
 bool run_and_kill(const std::string& role, const std::string& path, std::mt19937_64& rng, bool wait_ready) {
   int fds[2];
-  EXPECT_TRUE(ferrite::pmem::test::child_pipe(fds, 1));
-  const pid_t pid = ferrite::pmem::test::spawn_self(
-      role, {"FERRITE_PMEM_POOL=" + path, "FERRITE_PMEM_READY_FD=" + std::to_string(fds[1])});
+  EXPECT_TRUE(ferrite::test::child_pipe(fds, 1));
+  const pid_t pid = ferrite::test::spawn_self(
+      "PmemChild.Entry", {"FERRITE_PMEM_CHILD=" + role, "FERRITE_PMEM_POOL=" + path, "FERRITE_PMEM_READY_FD=" + std::to_string(fds[1])});
   EXPECT_GT(pid, 0);
   ::close(fds[1]);
   if (wait_ready) {
@@ -182,7 +184,7 @@ TEST(PmemRestart, KilledAppenderNeverLosesCommittedRecords) {
     auto pool = Pool::create(p, 16 * kMiB);
     pool->create_root<Log>("log");
   }
-  const int kills = std::max(30, ferrite::pmem::test::scaled(200));
+  const int kills = std::max(30, ferrite::test::scaled(200));
   const std::uint64_t seed = std::random_device{}();
   std::mt19937_64 rng(seed);
   SCOPED_TRACE("seed " + std::to_string(seed));
@@ -242,10 +244,10 @@ TEST(PmemLock, SecondProcessIsRefused) {
   TempPath p("lock");
   { auto pool = Pool::create(p, 2 * kMiB); }
   int ready[2], release[2];
-  ASSERT_TRUE(ferrite::pmem::test::child_pipe(ready, 1));
-  ASSERT_TRUE(ferrite::pmem::test::child_pipe(release, 0));
-  const pid_t pid = ferrite::pmem::test::spawn_self(
-      "hold", {"FERRITE_PMEM_POOL=" + p.path, "FERRITE_PMEM_READY_FD=" + std::to_string(ready[1]),
+  ASSERT_TRUE(ferrite::test::child_pipe(ready, 1));
+  ASSERT_TRUE(ferrite::test::child_pipe(release, 0));
+  const pid_t pid = ferrite::test::spawn_self(
+      "PmemChild.Entry", {"FERRITE_PMEM_CHILD=hold", "FERRITE_PMEM_POOL=" + p.path, "FERRITE_PMEM_READY_FD=" + std::to_string(ready[1]),
                "FERRITE_PMEM_RELEASE_FD=" + std::to_string(release[0])});
   ASSERT_GT(pid, 0);
   ::close(ready[1]);

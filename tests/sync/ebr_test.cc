@@ -1,5 +1,6 @@
 #include "ferrite/sync/ebr.h"
 
+#include "common/scale.h"
 #include "ferrite/sync/backoff.h"
 
 #include <gtest/gtest.h>
@@ -15,12 +16,6 @@ namespace fs = ferrite::sync;
 
 namespace {
 
-double test_scale() {
-  const char* s = std::getenv("FERRITE_TEST_SCALE");
-  if (s == nullptr) return 1.0;
-  const double v = std::atof(s);
-  return v > 0 ? v : 1.0;
-}
 
 struct Counted {
   static inline std::atomic<int> live{0};
@@ -120,7 +115,7 @@ TEST(Ebr, ConcurrentReadersNeverSeeAFreedNode) {
   };
   constexpr std::uint64_t kAlive = 0xA11FEA11FEull, kDead = 0xDEADDEADull;
   constexpr int kThreads = 4;
-  const int iters = static_cast<int>(20000 * test_scale());
+  const int iters = static_cast<int>(20000 * ferrite::test::scale());
 
   fs::Ebr ebr(kThreads, 2);
   std::atomic<Node*> shared{new Node{kAlive, 0}};

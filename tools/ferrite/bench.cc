@@ -39,6 +39,9 @@ struct BenchArgs {
   std::uint64_t prefill = 0;
   int heap_size = 1024;
   std::uint64_t seed = 1;
+  std::string mix;               // key-mix: "G:I:R" percent
+  int read_pct = 50;             // key-mix: shorthand for --mix
+  std::uint64_t key_range = 1000000;
   std::string json, csv, plot;
   bool quick = false, full = false, list = false;
 };
@@ -58,15 +61,15 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 void list_techniques() {
-  for (Structure s : {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue, Structure::kHeap,
+  for (Structure s : {Structure::kRegister, Structure::kStack, Structure::kQueue, Structure::kPriorityQueue,
                       Structure::kSet, Structure::kMap}) {
     auto ts = bench::techniques_for(s);
     if (ts.empty()) continue;
     std::printf("%s:\n", bench::structure_name(s).c_str());
     for (const auto* t : ts)
-      std::printf("  %-22s %-10s %s\n", t->name.c_str(),
-                  bench::is_ferrite_technique(t->name) ? "ferrite" : t->persistent ? "persistent" : "transient",
-                  t->description.c_str());
+      std::printf("  %-22s %-10s %-12s %s%s\n", t->name.c_str(), bench::technique_kind(t->ferrite, t->persistent).c_str(),
+                  t->family.empty() ? "-" : t->family.c_str(), t->description.c_str(),
+                  t->ablation ? " [ablation]" : "");
   }
 }
 
@@ -96,6 +99,15 @@ void run(const BenchArgs& a, CLI::App* app) {
     if (t <= 0 || t > 1024) usage_error(fmt::format("--threads: {} is not in [1, 1024]", t));
   if (given("--pool-dir") && !std::filesystem::is_directory(a.pool_dir))
     usage_error("--pool-dir: " + a.pool_dir + " is not a directory");
+  // The key-mix workload's proportions (set, map).
+  if (given("--mix") && given("--read-pct")) usage_error("--mix and --read-pct are exclusive");
+  bench::KeyMix mix;
+  if (given("--mix"))
+    if (auto why = bench::parse_key_mix(a.mix, &mix); !why.empty()) usage_error("--mix: " + why);
+  if (given("--read-pct"))
+    if (auto why = bench::key_mix_from_read_pct(a.read_pct, &mix); !why.empty()) usage_error("--read-pct: " + why);
+  if (given("--key-range") && (a.key_range == 0 || a.key_range > (std::uint64_t{1} << 40)))
+    usage_error("--key-range must be in [1, 2^40]");
 
   // Backends.
   std::vector<std::pair<std::string, persist::BackendConfig>> backends;
@@ -123,7 +135,7 @@ void run(const BenchArgs& a, CLI::App* app) {
     std::vector<Structure> structures;
     for (const auto& name : split(a.structure)) {
       if (name == "all") {
-        for (Structure s : {Structure::kAtomicFloat, Structure::kStack, Structure::kQueue, Structure::kHeap})
+        for (Structure s : {Structure::kRegister, Structure::kStack, Structure::kQueue, Structure::kPriorityQueue})
           structures.push_back(s);
         continue;
       }
@@ -176,12 +188,25 @@ void run(const BenchArgs& a, CLI::App* app) {
     if (given("--workload")) {
       bench::Workload w;
       if (!bench::parse_workload(a.workload, &w))
-        usage_error("--workload: '" + a.workload + "' is not one of pairs, mix, prefilled, heap-pairs, multiply");
-      // atomic-float has one workload; keep it when several structures run.
-      if (e.structure != Structure::kAtomicFloat || w == bench::Workload::kMultiply) e.workload = w;
+        usage_error("--workload: '" + a.workload +
+                    "' is not one of pairs, mix, prefilled, heap-pairs, multiply, key-mix");
+      // atomic-float, set and map have one workload each; keep it when
+      // several structures run.
+      const bool single = e.structure == Structure::kRegister || e.structure == Structure::kSet ||
+                          e.structure == Structure::kMap;
+      // (A set or map run alone with another workload is an error below.)
+      if (!single || w == bench::default_workload(e.structure) ||
+          (plan.size() == 1 && e.structure != Structure::kRegister))
+        e.workload = w;
       if (e.workload == bench::Workload::kPrefilled && !given("--prefill")) e.prefill = 1000;
     }
+    if (e.workload == bench::Workload::kKeyMix) {
+      if (given("--mix") || given("--read-pct")) e.mix = mix;
+      if (given("--key-range")) e.key_range = a.key_range;
+    }
     if (auto why = bench::check_workload(e.structure, e.workload); !why.empty())
+      usage_error(bench::structure_name(e.structure) + ": " + why);
+    if (auto why = bench::check_experiment(e); !why.empty())
       usage_error(bench::structure_name(e.structure) + ": " + why);
     if (!wanted_techniques.empty()) {
       std::vector<std::string> keep;
@@ -213,6 +238,12 @@ void run(const BenchArgs& a, CLI::App* app) {
       usage_error("--techniques: '" + n + "' is not registered for the selected structures (known: " + known + ")");
     }
   if (expanded.empty()) usage_error("nothing to run");
+  {
+    bool keyed = false;
+    for (const auto& e : expanded) keyed = keyed || e.workload == bench::Workload::kKeyMix;
+    for (const char* opt : {"--mix", "--read-pct", "--key-range"})
+      if (given(opt) && !keyed) usage_error(std::string(opt) + " applies to the set and map structures only");
+  }
 
   for (const auto& w : bench::build_warnings()) std::fprintf(stderr, "ferrite bench: WARNING: %s\n", w.c_str());
   std::fprintf(stderr, "ferrite bench: %zu experiment(s)%s\n", expanded.size(),
@@ -280,14 +311,17 @@ void setup_bench(CLI::App* app) {
   app->description(
       "Benchmark techniques side by side (PBcomb paper §6 workloads). Without arguments: --quick.\n"
       "Output: a table on stdout, progress on stderr; --json/--csv/--plot for files. See docs/bench.md.");
-  app->add_option("--structure,-s", a->structure, "atomic-float|stack|queue|heap (comma list, or all)");
+  app->add_option("--structure,-s", a->structure,
+                  "atomic-float|stack|queue|heap|set|map (comma list; all = the first four)");
   app->add_option("--techniques,-t", a->techniques, "comma list of technique names (default: all registered)");
   app->add_option("--threads", a->threads, "thread counts, e.g. 1,2,4,8")->delimiter(',');
   app->add_option("--ops", a->ops, "operations per thread per repetition (default 500000)");
   app->add_option("--duration", a->duration, "seconds per repetition (instead of --ops)");
   app->add_option("--work", a->work, "local work between operations: uniform in [0,N] dummy iterations")
       ->capture_default_str();
-  app->add_option("--value-size", a->value_size, "payload bytes per element (>= 8)")->capture_default_str();
+  app->add_option("--value-size", a->value_size,
+                  "payload bytes per element (>= 8; map values of mutex-std/tbb-hashmap)")
+      ->capture_default_str();
   app->add_option("--backend", a->backend,
                   "hardware|hardware:clflush|hardware:clflushopt|off|nosync|emulated:NS[:PWB_NS] (comma list)")
       ->capture_default_str();
@@ -297,8 +331,18 @@ void setup_bench(CLI::App* app) {
   app->add_flag("--pin", a->pin, "pin worker i to CPU i mod ncpu");
   app->add_option("--reference", a->reference,
                   "technique the ratio column is against (default: best persistent competitor, else first)");
-  app->add_option("--workload", a->workload, "pairs|mix|prefilled|heap-pairs (atomic-float: multiply)");
-  app->add_option("--prefill", a->prefill, "elements inserted before timing (mix, prefilled)");
+  app->add_option("--workload", a->workload,
+                  "pairs|mix|prefilled|heap-pairs (atomic-float: multiply; set, map: key-mix)");
+  app->add_option("--prefill", a->prefill,
+                  "elements inserted before timing (mix: default 0; prefilled: 1000; set, map: distinct keys, "
+                  "default half the key range)");
+  app->add_option("--mix", a->mix,
+                  "set, map: get:insert:remove percentages summing to 100, e.g. 50:25:25 (default), 90:5:5, 80:10:10");
+  app->add_option("--read-pct", a->read_pct,
+                  "set, map: percent of lookups (get/contains), the rest split evenly between inserts and removes "
+                  "(instead of --mix)");
+  app->add_option("--key-range", a->key_range, "set, map: keys are drawn uniformly from 1..N")
+      ->capture_default_str();
   app->add_option("--heap-size", a->heap_size, "heap capacity (heap-pairs prefills half of it)")
       ->capture_default_str();
   app->add_option("--seed", a->seed, "random seed")->capture_default_str();

@@ -28,11 +28,14 @@
 // only the lock holder applies requests and writes responses.
 // Persistence / recovery: those of the sequential object (each op ends with
 // a pfence, so a crash image is a prefix of the batch); recovery = the
-// sequential object's recovery.
+// sequential object's recovery (its root's hook, run by the pool when it
+// opens). The announce array is its own root ("<name>.announce") and holds
+// no heap block: its hook marks nothing.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -42,6 +45,7 @@
 #include "ferrite/baselines/seq_objects.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
 
@@ -65,6 +69,9 @@ class FcInplace {
     static constexpr const char* kTypeName = "baselines::FcInplaceAnnounce";
     Announce announce[kMaxThreads];
   };
+
+  // Root's recover hook (pmem/root_registry.h): nothing outside the root.
+  static void recover_root(pmem::Pool&, Root*, const std::function<void(void*)>&) {}
 
   FcInplace(pmem::Pool& pool, std::string_view name, const SeqParams& p)
       : max_(p.max_threads), seq_(pool, name, p), slots_(static_cast<std::size_t>(check(p.max_threads))) {
@@ -167,5 +174,9 @@ class FcInplace {
   std::atomic<std::uint64_t> rounds_{0}, served_{0};
   Root* root_ = nullptr;
 };
+
+// The pool's recover hook for the announce root (same tag for every Seq).
+inline const bool kFcInplaceRootRegistered =
+    pmem::register_root_type<FcInplace<SeqStack<>>::Root>(&FcInplace<SeqStack<>>::recover_root);
 
 }  // namespace ferrite::baselines

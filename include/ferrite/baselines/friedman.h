@@ -17,7 +17,10 @@
 //       moves head. An empty dequeue writes EMPTY to returnedValues[tid].
 //     recovery: walk from the durable head over claimed nodes (their
 //       dequeue took effect), set head to the last claimed one and tail to
-//       the last node.
+//       the last node. The pool runs it when it opens (Root's registered
+//       hook, recover_root: repair — idempotent —, then mark the list from
+//       the new head; pmem::Pool::recover); the constructor, attaching,
+//       runs the repair again (a no-op then) and frees nothing.
 //   log queue (detectable): every operation first writes a per-thread log
 //     entry (operation, argument, sequence number) and persists it; nodes
 //     carry the enqueuer's log tag (`enq_by`) and the claimer's log tag
@@ -68,6 +71,7 @@
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
 #include "ferrite/sync/ebr.h"
@@ -141,7 +145,8 @@ class FriedmanQueue {
   };
 
   // Creates root `name` or, if present, attaches and runs recovery (the
-  // caller guarantees exclusive use of the pool during the call).
+  // caller guarantees exclusive use of the pool during the call). Attaching
+  // frees nothing: the pool recovered the heap when it opened.
   FriedmanQueue(pmem::Pool& pool, std::string_view name, int max_threads, std::size_t value_size = 8)
       : pool_(pool), max_(max_threads), alloc_(pool, value_size), ebr_(max_threads),
         retire_(static_cast<std::size_t>(max_threads > 0 ? max_threads : 1)) {
@@ -305,7 +310,23 @@ class FriedmanQueue {
   }
   std::int64_t returned_value(int tid) const { return root_->returned[tid]->load(std::memory_order_relaxed); }
 
+  // Root's recover hook (pmem/root_registry.h): the FHMP repair (for every
+  // thread slot: the hook does not know max_threads), then the list from
+  // the repaired head.
+  static void recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark) {
+    if (r->head.load(std::memory_order_relaxed) == nullptr) return;  // creation did not complete
+    FriedmanQueue q(pool, r, friedman::kMaxThreads);
+    q.recover();
+    ListWalk walk;
+    for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr; n = walk.next(n)) mark(n);
+  }
+
  private:
+  // For recover_root: a handle on an existing root (no recovery).
+  FriedmanQueue(pmem::Pool& pool, Root* root, int max_threads)
+      : pool_(pool), max_(max_threads), alloc_(pool, 8), ebr_(max_threads),
+        retire_(static_cast<std::size_t>(max_threads)), root_(root) {}
+
   void announce(int tid, std::uint64_t seq, std::int64_t op, std::int64_t arg, PNode* node) {
     friedman::LogEntry& e = root_->log[tid];
     e.op = op;
@@ -398,13 +419,6 @@ class FriedmanQueue {
     persist::pwb(&root_->head);
     persist::pwb(&root_->tail);
     persist::psync();
-    Root* r = root_;
-    pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-      ListWalk walk;
-      for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr;
-           n = walk.next(n))
-        mark(n);
-    });
   }
 
   pmem::Pool& pool_;
@@ -417,5 +431,12 @@ class FriedmanQueue {
 
 using FriedmanDurableQueue = FriedmanQueue<false>;
 using FriedmanLogQueue = FriedmanQueue<true>;
+
+// The pool's recover hooks (the repair and the trace use the correct
+// instantiation for every fault variant: recovery always persists).
+inline const bool kFriedmanDurableRootRegistered =
+    pmem::register_root_type<FriedmanDurableQueue::Root>(&FriedmanDurableQueue::recover_root);
+inline const bool kFriedmanLogRootRegistered =
+    pmem::register_root_type<FriedmanLogQueue::Root>(&FriedmanLogQueue::recover_root);
 
 }  // namespace ferrite::baselines

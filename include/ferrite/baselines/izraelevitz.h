@@ -40,9 +40,11 @@
 // to a chain of durable nodes.
 //
 // Recovery (single-threaded, after a crash): the durable head/top is the
-// state. The tail (MS queue) is recomputed by walking from head (the durable
-// tail may lag or point at a freed node); the heap is rebuilt by tracing
-// the list from the root.
+// state. The pool rebuilds the heap when it opens (pmem::Pool::recover):
+// each Root's registered hook (recover_root) traces the list from the root
+// — for the queue after recomputing the tail (the durable tail may lag or
+// point at a freed node; idempotent). The constructor, attaching, repeats
+// the tail repair and frees nothing.
 #pragma once
 
 #include <atomic>
@@ -54,6 +56,7 @@
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/ebr.h"
 
@@ -124,7 +127,7 @@ class IzraelevitzQueue {
       : pool_(pool), max_(max_threads), alloc_(pool, value_size), ebr_(max_threads) {
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
-      recover();
+      repair(root_);
     } else {
       root_ = pool.create_root<Root>(name);
       PNode* s = alloc_.make(0, 0);
@@ -213,22 +216,25 @@ class IzraelevitzQueue {
     return r;
   }
 
+  // Root's recover hook (pmem/root_registry.h): repair, then mark the list
+  // from the durable head.
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    repair(r);
+    ListWalk walk;
+    for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr; n = walk.next(n)) mark(n);
+  }
+
  private:
-  void recover() {
-    PNode* h = root_->head.load(std::memory_order_relaxed);
+  // tail := the last node reachable from the durable head. Idempotent.
+  static void repair(Root* r) {
+    PNode* h = r->head.load(std::memory_order_relaxed);
+    if (h == nullptr) return;  // creation did not complete: nothing linked
     PNode* last = h;
     ListWalk walk;
     while (PNode* n = walk.next(last)) last = n;
-    root_->tail.store(last, std::memory_order_relaxed);
-    persist::pwb(&root_->tail);
+    r->tail.store(last, std::memory_order_relaxed);
+    persist::pwb(&r->tail);
     persist::psync();
-    Root* r = root_;
-    pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-      ListWalk walk;
-      for (PNode* n = r->head.load(std::memory_order_relaxed); n != nullptr;
-           n = walk.next(n))
-        mark(n);
-    });
   }
 
   pmem::Pool& pool_;
@@ -254,14 +260,7 @@ class IzraelevitzStack {
   IzraelevitzStack(pmem::Pool& pool, std::string_view name, int max_threads, std::size_t value_size = 8)
       : pool_(pool), max_(max_threads), alloc_(pool, value_size), ebr_(max_threads) {
     if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);
-      Root* r = root_;
-      pool_.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-        ListWalk walk;
-        for (PNode* n = r->top.load(std::memory_order_relaxed); n != nullptr;
-             n = walk.next(n))
-          mark(n);
-      });
+      root_ = pool.root<Root>(name);  // the pool recovered the heap (recover_root)
     } else {
       root_ = pool.create_root<Root>(name);  // persisted by create_root
     }
@@ -321,6 +320,13 @@ class IzraelevitzStack {
     return r;
   }
 
+  // Root's recover hook (pmem/root_registry.h): the stack from the durable
+  // top. Nothing to repair.
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    ListWalk walk;
+    for (PNode* n = r->top.load(std::memory_order_relaxed); n != nullptr; n = walk.next(n)) mark(n);
+  }
+
  private:
   pmem::Pool& pool_;
   int max_;
@@ -328,5 +334,11 @@ class IzraelevitzStack {
   sync::Ebr ebr_;
   Root* root_ = nullptr;
 };
+
+// The pool's recover hooks (the trace does not depend on Faults).
+inline const bool kIzraelevitzQueueRootRegistered =
+    pmem::register_root_type<IzraelevitzQueue<>::Root>(&IzraelevitzQueue<>::recover_root);
+inline const bool kIzraelevitzStackRootRegistered =
+    pmem::register_root_type<IzraelevitzStack<>::Root>(&IzraelevitzStack<>::recover_root);
 
 }  // namespace ferrite::baselines

@@ -20,8 +20,11 @@
 // before the first in-place store and cleared (and durable) after the last.
 //
 // Recovery: stack/float: nothing (the root is the state). Queue: tail :=
-// last node. Heap: replay a committed redo log. All: heap blocks traced
-// from the root.
+// last node. Heap: replay a committed redo log. Heap blocks: the pool
+// recovers them when it opens (pmem::Pool::recover) through each Root's
+// registered hook (recover_root), which does the repair (idempotent) and
+// traces from the root; the constructors, attaching, repeat the repair and
+// free nothing.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::baselines {
 
@@ -74,15 +78,15 @@ class SeqStack : public SeqLinked {
   };
   SeqStack(pmem::Pool& pool, std::string_view name, const SeqParams& p) : SeqLinked(pool, p) {
     if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);
-      Root* r = root_;
-      pool.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-        ListWalk walk;
-        for (PNode* n = r->top; n != nullptr; n = walk.next(n)) mark(n);
-      });
+      root_ = pool.root<Root>(name);  // the pool recovered the heap (recover_root)
     } else {
       root_ = pool.create_root<Root>(name);
     }
+  }
+  // Root's recover hook: the list from the durable top.
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    ListWalk walk;
+    for (PNode* n = r->top; n != nullptr; n = walk.next(n)) mark(n);
   }
   // insert = push (ack), remove = pop (value | empty).
   bool apply(int tid, bool insert, std::int64_t arg, std::int64_t* out) {
@@ -130,17 +134,7 @@ class SeqQueue : public SeqLinked {
   SeqQueue(pmem::Pool& pool, std::string_view name, const SeqParams& p) : SeqLinked(pool, p) {
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
-      PNode* last = root_->head;
-      ListWalk walk;
-      while (PNode* n = walk.next(last)) last = n;
-      root_->tail = last;  // CRASH: the durable tail may lag; recompute
-      persist::pwb(&root_->tail);
-      persist::psync();
-      Root* r = root_;
-      pool.heap().recover_by_trace([r](const std::function<void(void*)>& mark) {
-        ListWalk walk;
-        for (PNode* n = r->head; n != nullptr; n = walk.next(n)) mark(n);
-      });
+      repair(root_);
     } else {
       root_ = pool.create_root<Root>(name);
       PNode* s = alloc_.make(0, 0);
@@ -181,8 +175,24 @@ class SeqQueue : public SeqLinked {
       r.push_back(n->value);
     return r;
   }
+  // Root's recover hook: repair, then the list from the durable head.
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    repair(r);
+    ListWalk walk;
+    for (PNode* n = r->head; n != nullptr; n = walk.next(n)) mark(n);
+  }
 
  private:
+  // tail := the last node reachable from head. Idempotent.
+  static void repair(Root* r) {
+    if (r->head == nullptr) return;  // creation did not complete
+    PNode* last = r->head;
+    ListWalk walk;
+    while (PNode* n = walk.next(last)) last = n;
+    r->tail = last;  // CRASH: the durable tail may lag; recompute
+    persist::pwb(&r->tail);
+    persist::psync();
+  }
   Root* root_ = nullptr;
 };
 
@@ -200,11 +210,12 @@ class SeqFloat {
   SeqFloat(pmem::Pool& pool, std::string_view name, const SeqParams&) {
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
-      pool.heap().recover_by_trace([](const std::function<void(void*)>&) {});
     } else {
       root_ = pool.create_root<Root>(name);
     }
   }
+  // Root's recover hook: the root is the whole state.
+  static void recover_root(pmem::Pool&, Root*, const std::function<void(void*)>&) {}
   bool apply(int, bool insert, std::int64_t arg, std::int64_t* out) {
     const double old = root_->value;
     *out = std::bit_cast<std::int64_t>(old);
@@ -249,12 +260,7 @@ class SeqHeap {
   SeqHeap(pmem::Pool& pool, std::string_view name, const SeqParams& p) {
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
-      if (root_->valid != 0) replay();  // CRASH: committed but maybe not applied
-      root_->valid = 0;
-      persist::pwb(&root_->valid);
-      persist::psync();
-      Root* r = root_;
-      pool.heap().recover_by_trace([r](const std::function<void(void*)>& mark) { mark(r->keys); });
+      repair(root_);
     } else {
       if (p.heap_capacity <= 0) throw std::invalid_argument("SeqHeap: capacity must be > 0");
       root_ = pool.create_root<Root>(name);
@@ -320,10 +326,23 @@ class SeqHeap {
     std::sort(v.begin(), v.end());
     return v;
   }
+  // Root's recover hook: replay a committed redo log, keep the key array.
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    repair(r);
+    mark(r->keys);
+  }
 
  private:
-  void replay() {
-    Root& r = *root_;
+  // Replays a committed redo log and clears it. Idempotent (the log holds
+  // absolute values).
+  static void repair(Root* r) {
+    if (r->valid != 0) replay(*r);  // CRASH: committed but maybe not applied
+    r->valid = 0;
+    persist::pwb(&r->valid);
+    persist::psync();
+  }
+  void replay() { replay(*root_); }
+  static void replay(Root& r) {
     for (std::uint64_t i = 0; i < r.count; ++i) {
       r.keys[r.entries[i].index] = r.entries[i].key;
       persist::pwb(&r.keys[r.entries[i].index]);
@@ -333,5 +352,11 @@ class SeqHeap {
   }
   Root* root_ = nullptr;
 };
+
+// The pool's recover hooks (repair and trace do not depend on Faults).
+inline const bool kSeqStackRootRegistered = pmem::register_root_type<SeqStack<>::Root>(&SeqStack<>::recover_root);
+inline const bool kSeqQueueRootRegistered = pmem::register_root_type<SeqQueue<>::Root>(&SeqQueue<>::recover_root);
+inline const bool kSeqFloatRootRegistered = pmem::register_root_type<SeqFloat<>::Root>(&SeqFloat<>::recover_root);
+inline const bool kSeqHeapRootRegistered = pmem::register_root_type<SeqHeap<>::Root>(&SeqHeap<>::recover_root);
 
 }  // namespace ferrite::baselines

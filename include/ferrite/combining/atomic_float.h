@@ -10,7 +10,9 @@
 //
 // Thread safety: PBAtomicFloat::mul/read are safe from distinct thread ids.
 // Persistence: everything is in the StateRec (state self-contained); PBcomb
-// persists it (Alg. 2 l.22–27). Recovery: attach (durable linearizability);
+// persists it (Alg. 2 l.22–27). Recovery: the pool keeps the two StateRecs
+// when it opens (PBAtomicFloatRoot's registered hook, recover_root), then
+// attach (durable linearizability; it frees nothing);
 // recover(tid, seq, op, k) for a pending operation (Alg. 1 l.3–6).
 #pragma once
 
@@ -22,6 +24,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
 
@@ -77,16 +80,17 @@ class PBAtomicFloat {
     return std::unique_ptr<PBAtomicFloat>(new PBAtomicFloat(pool, root, threads));
   }
   // Re-attaches (after a restart: this is the whole structure-level
-  // recovery). recover_heap: rebuild the pool heap's free lists from this
-  // structure's blocks (only if it is the pool's only user; otherwise call
-  // trace() from your own recover_by_trace).
-  static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name,
-                                               int threads, bool recover_heap = false) {
+  // recovery; the pool recovered the heap when it opened). Frees nothing.
+  static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBAtomicFloatRoot>(name);
-    std::unique_ptr<PBAtomicFloat> h(new PBAtomicFloat(pool, root, threads));
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
-    return h;
+    return std::unique_ptr<PBAtomicFloat>(new PBAtomicFloat(pool, root, threads));
+  }
+
+  // PBAtomicFloatRoot's recover hook (pmem/root_registry.h): keeps the two
+  // StateRecs; nothing to repair.
+  static void recover_root(pmem::Pool&, PBAtomicFloatRoot* root, const std::function<void(void*)>& mark) {
+    pbcomb_mark_records(root->comb, mark);
+    mark(root);
   }
 
   // v := v * k; returns the old v.
@@ -123,5 +127,9 @@ class PBAtomicFloat {
   AtomicFloatObject obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PBAtomicFloatRoot (Faults-independent).
+inline const bool kPBAtomicFloatRootRegistered =
+    pmem::register_root_type<PBAtomicFloatRoot>(&PBAtomicFloat<>::recover_root);
 
 }  // namespace ferrite::combining

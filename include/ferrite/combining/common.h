@@ -1,16 +1,13 @@
 // ferrite/combining/common.h — small pieces shared by the recoverable
 // combining protocols (PBcomb, PWFcomb) and the structures built on them.
 //
-// Paper: "Recoverable software combining" (PBcomb/PWFcomb, PPoPP'22),
-// /work/shared/papers/pbcomb-pwfcomb-recoverable-combining.txt.
+// Paper: Fatourou, Kallimanis, Kosmas, "The Performance Power of Software
+// Combining in Persistence" (PBcomb/PWFcomb), PPoPP 2022.
 //
-//   * OpCode          the operations the sequential objects understand.
+//   * OpCode          ferrite/op.h's operation kinds, as the combiners name them.
 //   * response words  what a combiner writes into ReturnVal[q]: one 64-bit
 //                     word; containers reserve two sentinels (empty, full),
 //                     so stored values must be >= kMinValue.
-//   * Fault           bitmask of deliberately removed persistence steps for
-//                     the broken variants that the crash tests must catch
-//                     (a constexpr template parameter; 0 = correct).
 //   * RequestSlot     the volatile, cache-padded announcement RequestRec of
 //                     Alg. 1 (func, args, activate, valid).
 //   * CombineStats    combining degree (requests served per round).
@@ -27,23 +24,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/op.h"
+#include "ferrite/persist/line_writeback.h"
 #include "ferrite/persist/persist.h"
 
 namespace ferrite::combining {
 
 // ------------------------------------------------------------------ ops
-enum class OpCode : std::uint32_t {
-  kNone = 0,
-  kMul,        // AtomicFloat: v := v * k, returns old v (double bits)
-  kRead,       // AtomicFloat: returns v
-  kPush,       // stack
-  kPop,
-  kEnqueue,    // queue
-  kDequeue,
-  kInsert,     // bounded min-heap
-  kDeleteMin,
-  kGetMin,
-};
+// The operations the sequential objects understand are Ferrite's one
+// vocabulary (ferrite/op.h): kMul/kRead (AtomicFloat), kPush/kPop,
+// kEnqueue/kDequeue, kInsert/kDeleteMin/kGetMin (bounded min-heap).
+using OpCode = op::Kind;
 
 // ---------------------------------------------------------- responses
 // ReturnVal words. A pop/dequeue/delete-min on an empty structure answers
@@ -66,16 +58,8 @@ inline void check_value(std::int64_t v, const char* who) {
 }
 
 // ------------------------------------------------------------- faults
-// Each bit removes one persistence step (broken variants; default 0).
-enum Fault : unsigned {
-  kNoFaults = 0,
-  kNoPfenceBetweenPwbs = 1u << 0,  // PBcomb Alg. 2 l.23 removed
-  kNoPsyncBeforeUnlock = 1u << 1,  // PBcomb Alg. 2 l.27 removed
-  kNoToPersist = 1u << 2,          // PBqueue Alg. 5 l.24 removed (nodes not written back)
-  kNoOldTail = 1u << 3,            // PBqueue Alg. 6 l.57 removed (dequeuers pass the tail)
-  kNoNodePwb = 1u << 4,            // PBstack: new nodes not written back
-  kNoHelperPwbS = 1u << 5,         // PWFcomb (the PWF helper's)
-};
+// The fault bits of the deliberately broken variants (a persistence step
+// removed) live in combining/internal/faults.h: test machinery, not API.
 
 // ------------------------------------------------------------ requests
 // Alg. 1 RequestRec in DRAM, one per thread, alone on its cache lines.
@@ -126,25 +110,8 @@ struct CombineStats {
   }
 };
 
-// Writes back each distinct cache line of a sequence of small objects once
-// (nodes allocated consecutively share lines: persistence principle 3).
-// Lines are compared with the previous one only, which is what consecutive
-// allocation needs; a line revisited later is written back again (harmless).
-class LineWriteback {
- public:
-  void add(const void* p, std::size_t n) {
-    auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{persist::kCacheLine - 1};
-    const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
-    for (; a < end; a += persist::kCacheLine) {
-      if (a == last_) continue;
-      persist::pwb(reinterpret_cast<const void*>(a));
-      last_ = a;
-    }
-  }
-  void reset() { last_ = 0; }
-
- private:
-  std::uintptr_t last_ = 0;
-};
+// LineWriteback (persist/line_writeback.h): one pwb per distinct line of
+// consecutively allocated nodes (persistence principle 3).
+using persist::LineWriteback;
 
 }  // namespace ferrite::combining

@@ -20,8 +20,10 @@
 // abstract state, so their durable contents are irrelevant, and a small heap
 // in a large-capacity record costs as many lines as its size needs. The
 // state is self-contained (no pointers), so nothing outside the StateRec is
-// written back. Recovery: attach (plus recover(tid, seq, op, k) for a
-// pending operation, Alg. 1 l.3–6).
+// written back. Recovery: the pool's (pmem::Pool::recover, at open) keeps
+// the two StateRecs (PBHeapRoot's registered hook, recover_root); then
+// attach (frees nothing), plus recover(tid, seq, op, k) for a pending
+// operation, Alg. 1 l.3–6.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
 
@@ -146,18 +149,32 @@ class PBHeap {
     return std::unique_ptr<PBHeap>(new PBHeap(root, threads));
   }
 
-  // Re-attaches (the capacity comes from the root).
-  static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                        bool recover_heap = true) {
+  // Re-attaches (the capacity comes from the root). Frees nothing: the pool
+  // recovered the heap when it opened.
+  static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBHeapRoot>(name);
     if (root->capacity < kPBHeapMinCapacity || root->capacity > kPBHeapMaxCapacity)
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PBHeap '" + std::string(name) + "': bad capacity");
     std::unique_ptr<PBHeap> h(new PBHeap(root, threads));
     if (h->size() > h->capacity())
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PBHeap '" + std::string(name) + "': bad size");
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
     return h;
+  }
+  // Same, checking the stored capacity (the arguments of create, so
+  // Pool::open_or_create<PBHeap<>>(name, threads, capacity) works).
+  static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads, int capacity) {
+    auto h = attach(pool, name, threads);
+    if (h->capacity() != static_cast<std::size_t>(capacity))
+      throw std::invalid_argument("PBHeap '" + std::string(name) + "': created with capacity " +
+                                  std::to_string(h->capacity()) + ", attach asked for " + std::to_string(capacity));
+    return h;
+  }
+
+  // PBHeapRoot's recover hook (pmem/root_registry.h): the state is
+  // self-contained in the StateRecs; nothing to repair.
+  static void recover_root(pmem::Pool&, PBHeapRoot* root, const std::function<void(void*)>& mark) {
+    pbcomb_mark_records(root->comb, mark);
+    mark(root);
   }
 
   // false when the heap is full.
@@ -220,5 +237,8 @@ class PBHeap {
   PBHeapObject obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PBHeapRoot (Faults-independent trace).
+inline const bool kPBHeapRootRegistered = pmem::register_root_type<PBHeapRoot>(&PBHeap<>::recover_root);
 
 }  // namespace ferrite::combining

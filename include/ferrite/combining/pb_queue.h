@@ -32,11 +32,15 @@
 // parity does not alternate per instance; both instances use full-seq tags
 // (TagKind::kSeq): detection compares the stored seq with the pending one.
 //
-// Recovery (Alg. 7). attach(): oldTail := EState[EIndex].Tail (the paper
-// CASes it from DUMMY in each Recover, l.73–74; doing it once at attach also
-// covers threads with nothing to recover), then the heap is rebuilt by
-// tracing Head..Tail of the current states; free lists restart empty.
-// recover(tid, seq, op, v) for a pending operation (l.75–84).
+// Recovery (Alg. 7). The pool recovers its heap when it opens
+// (pmem::Pool::recover): PBQueueRoot's registered hook (recover_root) marks
+// both instances' StateRecs and the nodes Head..Tail of the current states,
+// from the root alone; every other node (dequeued, on a volatile free list,
+// or allocated by a round that never became durable) is free again.
+// attach() then never frees anything: oldTail := EState[EIndex].Tail (the
+// paper CASes it from DUMMY in each Recover, l.73–74; doing it once at
+// attach also covers threads with nothing to recover); free lists restart
+// empty. recover(tid, seq, op, v) for a pending operation (l.75–84).
 #pragma once
 
 #include <atomic>
@@ -51,6 +55,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
 
@@ -256,18 +261,22 @@ class PBQueue {
   }
 
   // Re-attaches by name and recovers (Alg. 7 l.73–74 once for all threads).
-  // recover_heap: rebuild the heap by tracing (only if this queue is the
-  // pool's only heap user besides roots; else call trace() yourself).
-  static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                         bool recover_heap = true) {
+  // Frees nothing: the pool recovered the heap when it opened.
+  static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBQueueRoot>(name);
     std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
     if (q->tail() == nullptr || q->head() == nullptr)
       throw pmem::PoolError(pmem::Errc::kCorrupt,
                             "PBQueue '" + std::string(name) + "': creation did not complete");
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { q->trace(mark); });
     return q;
+  }
+
+  // PBQueueRoot's recover hook (pmem/root_registry.h): marks what the queue
+  // uses, from the root alone. Nothing to repair (oldTail is volatile). A
+  // queue whose creation did not complete (null Head/Tail) keeps its
+  // StateRecs; attach refuses it.
+  static void recover_root(pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
+    trace_root(pool, root, mark);
   }
 
   void enqueue(int tid, std::uint64_t seq, std::int64_t v) {
@@ -313,15 +322,16 @@ class PBQueue {
     return out;
   }
 
-  void trace(const std::function<void(void*)>& mark) const {
-    for (int i = 0; i < 2; ++i) {
-      mark(enq_.rec(i));
-      mark(deq_.rec(i));
-    }
-    mark(root_);
+  // Marks the StateRecs, the root and the nodes Head..Tail (quiescent).
+  void trace(const std::function<void(void*)>& mark) const { trace_root(*pool_, root_, mark); }
+  static void trace_root(const pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
+    pbcomb_mark_records(root->enq, mark);
+    pbcomb_mark_records(root->deq, mark);
+    mark(root);
     std::unordered_set<const Node*> seen;
-    const Node* t = tail();
-    for (Node* n = head(); n != nullptr && pool_->contains(n, sizeof(Node)) && seen.insert(n).second;
+    const Node* t = *static_cast<Node* const*>(pbcomb_current_state(root->enq));
+    for (Node* n = *static_cast<Node* const*>(pbcomb_current_state(root->deq));
+         n != nullptr && pool.contains(n, sizeof(Node)) && seen.insert(n).second;
          n = n->next.load(std::memory_order_relaxed)) {
       mark(n);
       if (n == t) break;
@@ -367,5 +377,9 @@ class PBQueue {
   EnqComb enq_;
   DeqComb deq_;
 };
+
+// The pool's recover hook for PBQueueRoot (the trace does not depend on
+// Faults: the correct instantiation's serves every variant).
+inline const bool kPBQueueRootRegistered = pmem::register_root_type<PBQueueRoot>(&PBQueue<>::recover_root);
 
 }  // namespace ferrite::combining

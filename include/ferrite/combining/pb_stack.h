@@ -26,11 +26,13 @@
 // nodes. Responses are values copied into ReturnVal, so a response never
 // depends on a node that may be recycled (state copy self-contained).
 //
-// Recovery. attach(): re-attach, then rebuild the heap's free lists by
-// tracing from the current MemState's top (recover_by_trace): every node
-// not reachable (popped, on the volatile recycling stack, or allocated by a
-// round that did not become durable) is free again. Pending operations:
-// recover(tid, seq, op, v) (Alg. 1 l.3–6).
+// Recovery. The pool rebuilds the heap's free lists when it opens
+// (pmem::Pool::recover): PBStackRoot's registered hook (recover_root)
+// marks the StateRecs and every node reachable from the current MemState's
+// top, from the root alone; every node not reachable (popped, on the
+// volatile recycling stack, or allocated by a round that did not become
+// durable) is free again. attach() only re-attaches (it frees nothing).
+// Pending operations: recover(tid, seq, op, v) (Alg. 1 l.3–6).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
 
@@ -176,16 +179,18 @@ class PBStack {
     return std::unique_ptr<PBStack>(new PBStack(pool, root, threads, opts));
   }
 
-  // Re-attaches by name. recover_heap: rebuild the heap by tracing from the
-  // current top (do it only if this stack is the pool's only heap user;
-  // otherwise call trace() from your own recover_by_trace).
+  // Re-attaches by name. Frees nothing: the pool recovered the heap when
+  // it opened (recover_root).
   static std::unique_ptr<PBStack> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                         PBStackOptions opts = {}, bool recover_heap = true) {
+                                         PBStackOptions opts = {}) {
     auto* root = pool.root<PBStackRoot>(name);
-    std::unique_ptr<PBStack> s(new PBStack(pool, root, threads, opts));
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { s->trace(mark); });
-    return s;
+    return std::unique_ptr<PBStack>(new PBStack(pool, root, threads, opts));
+  }
+
+  // PBStackRoot's recover hook (pmem/root_registry.h): marks what the stack
+  // uses, from the root alone. Nothing to repair.
+  static void recover_root(pmem::Pool& pool, PBStackRoot* root, const std::function<void(void*)>& mark) {
+    trace_root(pool, root, mark);
   }
 
   void push(int tid, std::uint64_t seq, std::int64_t v) {
@@ -225,14 +230,14 @@ class PBStack {
   }
   const Node* top() const { return *static_cast<Node* const*>(comb_.state()); }
 
-  void trace(const std::function<void(void*)>& mark) const {
-    mark(comb_.rec(0));
-    mark(comb_.rec(1));
-    mark(root_);
+  // Marks the StateRecs, the root and the nodes from the current top.
+  void trace(const std::function<void(void*)>& mark) const { trace_root(*pool_, root_, mark); }
+  static void trace_root(const pmem::Pool& pool, PBStackRoot* root, const std::function<void(void*)>& mark) {
+    pbcomb_mark_records(root->comb, mark);
+    mark(root);
     std::unordered_set<const Node*> seen;
-    for (Node* n = const_cast<Node*>(top()); n != nullptr && pool_->contains(n, sizeof(Node)) &&
-                                            seen.insert(n).second;
-         n = n->next)
+    for (Node* n = *static_cast<Node* const*>(pbcomb_current_state(root->comb));
+         n != nullptr && pool.contains(n, sizeof(Node)) && seen.insert(n).second; n = n->next)
       mark(n);
   }
 
@@ -254,5 +259,8 @@ class PBStack {
   Object obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PBStackRoot (Faults-independent trace).
+inline const bool kPBStackRootRegistered = pmem::register_root_type<PBStackRoot>(&PBStack<>::recover_root);
 
 }  // namespace ferrite::combining

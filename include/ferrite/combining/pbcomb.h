@@ -1,6 +1,6 @@
 // ferrite/combining/pbcomb.h — PBcomb, recoverable blocking software
-// combining (Algorithms 1–2 of "Recoverable software combining", PPoPP'22,
-// /work/shared/papers/pbcomb-pwfcomb-recoverable-combining.txt, §3).
+// combining (Algorithms 1–2, §3 of Fatourou, Kallimanis, Kosmas, "The
+// Performance Power of Software Combining in Persistence", PPoPP 2022).
 //
 // What it is. A generic protocol that turns a *sequential* object (a
 // Policy, see below) whose state is a trivially copyable block of bytes
@@ -57,6 +57,10 @@
 // from their initial values (valid bits 0). Detectable recovery is
 // recover(tid, seq, op, arg) — Alg. 1 l.3–6: re-announce with the seq's
 // tag, and re-run the request unless MemState[MIndex] says it was served.
+// Heap blocks: the structure's recover hook, run by the pool when it opens
+// (pmem/root_registry.h), keeps both StateRecs (pbcomb_mark_records) and
+// whatever the current state reaches (pbcomb_current_state); attaching
+// frees nothing.
 #pragma once
 
 #include <algorithm>
@@ -185,6 +189,27 @@ struct RecView {
   }
   void* state() const { return base + layout->state_off(); }
 };
+
+// From an instance's persistent root alone (no PBComb object, no DRAM
+// state: for the pool's recover hooks, pmem/root_registry.h): the state of
+// the current StateRec MemState[MIndex]. Throws std::runtime_error when the
+// root is inconsistent.
+inline void* pbcomb_current_state(const PBCombRoot& r) {
+  const std::uint64_t mi = r.mindex.load(std::memory_order_acquire);
+  if (mi > 1 || r.rec[mi] == nullptr || r.threads == 0 ||
+      (r.tag_kind != static_cast<std::uint32_t>(TagKind::kBit) &&
+       r.tag_kind != static_cast<std::uint32_t>(TagKind::kSeq)))
+    throw std::runtime_error("PBcomb: corrupt persistent root");
+  const RecLayout l{static_cast<int>(r.threads), static_cast<TagKind>(r.tag_kind), r.state_bytes};
+  if (r.rec_bytes < l.total()) throw std::runtime_error("PBcomb: corrupt persistent root");
+  return static_cast<char*>(r.rec[mi]) + l.state_off();
+}
+// Marks both StateRecs of an instance (heap recovery must keep both).
+template <class Mark>
+void pbcomb_mark_records(const PBCombRoot& r, const Mark& mark) {
+  mark(r.rec[0]);
+  mark(r.rec[1]);
+}
 
 template <SequentialObject Policy, unsigned Faults = kNoFaults>
 class PBComb {

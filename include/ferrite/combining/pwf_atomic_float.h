@@ -21,15 +21,16 @@
 #include "ferrite/combining/atomic_float.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
 
-struct PwfFloatObject {
+struct PWFFloatObject {
   static constexpr std::size_t kStateWords = 1;
   static constexpr std::size_t kFixedWords = 1;
   static constexpr bool kSeqTags = false;
   std::size_t used_state_words(const std::uint64_t*) const { return 1; }
-  bool combine(int, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+  bool combine(int, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
     double v = std::bit_cast<double>(st[0]);
     for (auto& e : batch) e.ret = AtomicFloatObject::apply_one(v, static_cast<OpCode>(e.kind), e.arg);
     st[0] = std::bit_cast<std::uint64_t>(v);
@@ -40,41 +41,43 @@ struct PwfFloatObject {
   void on_abort(int) {}
 };
 
-struct PwfFloatRoot {
+struct PWFFloatRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574646;  // "PWFF"
   static constexpr std::uint32_t kTypeVersion = 1;
-  static constexpr const char* kTypeName = "combining::PwfAtomicFloat";
-  PwfCombLayout comb;
-  explicit PwfFloatRoot(const PwfCombLayout& l) : comb(l) {}
+  static constexpr const char* kTypeName = "combining::PWFAtomicFloat";
+  PWFCombLayout comb;
+  explicit PWFFloatRoot(const PWFCombLayout& l) : comb(l) {}
 };
 
 template <unsigned kFaults = pwf_fault::kNone>
-class PwfAtomicFloat {
+class PWFAtomicFloat {
  public:
-  using Comb = PwfComb<PwfFloatObject, kFaults>;
+  using Comb = PWFComb<PWFFloatObject, kFaults>;
 
-  static std::unique_ptr<PwfAtomicFloat> create(pmem::Pool& pool, std::string_view name, int threads,
-                                                PwfOptions opts = {}) {
-    PwfCombLayout l;
+  static std::unique_ptr<PWFAtomicFloat> create(pmem::Pool& pool, std::string_view name, int threads,
+                                                PWFOptions opts = {}) {
+    PWFCombLayout l;
     const std::uint64_t init = std::bit_cast<std::uint64_t>(AtomicFloatObject::kInitial);
     Comb::create_layout(pool, threads, &l, &init);
-    auto* root = pool.create_root<PwfFloatRoot>(name, l);
-    return std::unique_ptr<PwfAtomicFloat>(new PwfAtomicFloat(pool, root, threads, opts));
+    auto* root = pool.create_root<PWFFloatRoot>(name, l);
+    return std::unique_ptr<PWFAtomicFloat>(new PWFAtomicFloat(pool, root, threads, opts));
   }
-  // Re-attaches after a restart. recover_heap: rebuild the heap's free lists
-  // from this structure's blocks (only when it is the pool's only user).
-  static std::unique_ptr<PwfAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                                bool recover_heap = false, PwfOptions opts = {}) {
-    auto* root = pool.root<PwfFloatRoot>(name);
-    std::unique_ptr<PwfAtomicFloat> h(new PwfAtomicFloat(pool, root, threads, opts));
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
-    return h;
+  // Re-attaches after a restart. Frees nothing: the pool recovered the heap
+  // when it opened (recover_root).
+  static std::unique_ptr<PWFAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                                PWFOptions opts = {}) {
+    auto* root = pool.root<PWFFloatRoot>(name);
+    return std::unique_ptr<PWFAtomicFloat>(new PWFAtomicFloat(pool, root, threads, opts));
+  }
+  // PWFFloatRoot's recover hook (pmem/root_registry.h): marks the StateRecs,
+  // from the root alone. Nothing to repair.
+  static void recover_root(pmem::Pool& pool, PWFFloatRoot* root, const std::function<void(void*)>& mark) {
+    PWFAtomicFloat(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
   }
 
   double mul(int tid, std::uint64_t seq, double k) {
     return std::bit_cast<double>(
-        comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kMul), std::bit_cast<std::int64_t>(k)));
+        comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kMul), std::bit_cast<std::int64_t>(k)));
   }
   double recover_mul(int tid, std::uint64_t seq, double k) {
     return std::bit_cast<double>(
@@ -83,7 +86,7 @@ class PwfAtomicFloat {
   // A read through the combining protocol (linearizable, detectable; it
   // consumes a seq like any operation).
   double read(int tid, std::uint64_t seq) {
-    return std::bit_cast<double>(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kRead), 0));
+    return std::bit_cast<double>(comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kRead), 0));
   }
   double recover_read(int tid, std::uint64_t seq) {
     return std::bit_cast<double>(comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kRead), 0));
@@ -99,10 +102,14 @@ class PwfAtomicFloat {
   Comb& comb() { return comb_; }
 
  private:
-  PwfAtomicFloat(pmem::Pool& pool, PwfFloatRoot* root, int n, PwfOptions opts)
+  PWFAtomicFloat(pmem::Pool& pool, PWFFloatRoot* root, int n, PWFOptions opts)
       : comb_(pool, &root->comb, n, obj_, opts) {}
-  PwfFloatObject obj_;
+  PWFFloatObject obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PWFFloatRoot (fault-independent trace).
+inline const bool kPWFFloatRootRegistered =
+    pmem::register_root_type<PWFFloatRoot>(&PWFAtomicFloat<>::recover_root);
 
 }  // namespace ferrite::combining

@@ -6,15 +6,17 @@
 // version as future work ("a relatively easy task"): this is it. The whole
 // heap is the PWFcomb state: [size, capacity, key[0..capacity)], so the
 // protocol's invariants and persistence (pwfcomb.h) cover it with no extra
-// persistence step. Capacity is chosen at creation (1..kPwfHeapMaxCapacity;
+// persistence step. Capacity is chosen at creation (1..kPWFHeapMaxCapacity;
 // the paper measures 64..1024). Only the used prefix (2 + size words) is
 // copied, written and written back per round (persistence principle 1).
 //
 // Thread safety: insert/delete_min/get_min/recover_* are safe from distinct
 // thread ids in [0, n).
 // Invariants: key[0..size) is a binary min-heap; size <= capacity.
-// Recovery: attach() (the state is self-contained; heap recovery marks only
-// the StateRecs); recover_*: Alg. 3 l.4–7.
+// Recovery: the state is self-contained; the pool's recovery (at open,
+// pmem::Pool::recover) keeps the StateRecs through PWFHeapRoot's registered
+// hook (recover_root); attach() only re-attaches (it frees nothing);
+// recover_*: Alg. 3 l.4–7.
 #pragma once
 
 #include <algorithm>
@@ -29,23 +31,24 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
 
-inline constexpr std::size_t kPwfHeapMaxCapacity = 1024;
+inline constexpr std::size_t kPWFHeapMaxCapacity = 1024;
 
-struct PwfHeapObject {
-  static constexpr std::size_t kStateWords = 2 + kPwfHeapMaxCapacity;
+struct PWFHeapObject {
+  static constexpr std::size_t kStateWords = 2 + kPWFHeapMaxCapacity;
   static constexpr std::size_t kFixedWords = 2;  // size, capacity
   static constexpr bool kSeqTags = false;
 
   // Torn input (an optimistic copy) is clamped; VL rejects it afterwards.
   std::size_t used_state_words(const std::uint64_t* st) const {
-    const std::uint64_t cap = st[1] < kPwfHeapMaxCapacity ? st[1] : kPwfHeapMaxCapacity;
+    const std::uint64_t cap = st[1] < kPWFHeapMaxCapacity ? st[1] : kPWFHeapMaxCapacity;
     return 2 + static_cast<std::size_t>(st[0] < cap ? st[0] : cap);
   }
 
-  bool combine(int, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+  bool combine(int, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
     auto* key = reinterpret_cast<std::int64_t*>(st + 2);
     std::uint64_t size = st[0];
     const std::uint64_t cap = st[1];
@@ -100,50 +103,54 @@ struct PwfHeapObject {
   void on_abort(int) {}
 };
 
-struct PwfHeapRoot {
+struct PWFHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574648;  // "PWFH"
   static constexpr std::uint32_t kTypeVersion = 1;
-  static constexpr const char* kTypeName = "combining::PwfHeap";
-  PwfCombLayout comb;
-  explicit PwfHeapRoot(const PwfCombLayout& l) : comb(l) {}
+  static constexpr const char* kTypeName = "combining::PWFHeap";
+  PWFCombLayout comb;
+  explicit PWFHeapRoot(const PWFCombLayout& l) : comb(l) {}
 };
 
 template <unsigned kFaults = pwf_fault::kNone>
-class PwfHeap {
+class PWFHeap {
  public:
-  using Comb = PwfComb<PwfHeapObject, kFaults>;
+  using Comb = PWFComb<PWFHeapObject, kFaults>;
 
-  static std::unique_ptr<PwfHeap> create(pmem::Pool& pool, std::string_view name, int threads,
-                                         std::size_t capacity, PwfOptions opts = {}) {
-    if (capacity == 0 || capacity > kPwfHeapMaxCapacity)
-      throw std::invalid_argument("PwfHeap: capacity must be in [1, " + std::to_string(kPwfHeapMaxCapacity) +
+  static std::unique_ptr<PWFHeap> create(pmem::Pool& pool, std::string_view name, int threads,
+                                         std::size_t capacity, PWFOptions opts = {}) {
+    if (capacity == 0 || capacity > kPWFHeapMaxCapacity)
+      throw std::invalid_argument("PWFHeap: capacity must be in [1, " + std::to_string(kPWFHeapMaxCapacity) +
                                   "], got " + std::to_string(capacity));
-    std::vector<std::uint64_t> init(PwfHeapObject::kStateWords, 0);
+    std::vector<std::uint64_t> init(PWFHeapObject::kStateWords, 0);
     init[1] = capacity;
-    PwfCombLayout l;
+    PWFCombLayout l;
     Comb::create_layout(pool, threads, &l, init.data());
-    auto* root = pool.create_root<PwfHeapRoot>(name, l);
-    return std::unique_ptr<PwfHeap>(new PwfHeap(pool, root, threads, opts));
+    auto* root = pool.create_root<PWFHeapRoot>(name, l);
+    return std::unique_ptr<PWFHeap>(new PWFHeap(pool, root, threads, opts));
   }
-  static std::unique_ptr<PwfHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                         bool recover_heap = false, PwfOptions opts = {}) {
-    auto* root = pool.root<PwfHeapRoot>(name);
-    std::unique_ptr<PwfHeap> h(new PwfHeap(pool, root, threads, opts));
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
-    return h;
+  // Re-attaches after a restart. Frees nothing: the pool recovered the heap
+  // when it opened.
+  static std::unique_ptr<PWFHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                         PWFOptions opts = {}) {
+    auto* root = pool.root<PWFHeapRoot>(name);
+    return std::unique_ptr<PWFHeap>(new PWFHeap(pool, root, threads, opts));
+  }
+  // PWFHeapRoot's recover hook (pmem/root_registry.h): marks the StateRecs,
+  // from the root alone. Nothing to repair.
+  static void recover_root(pmem::Pool& pool, PWFHeapRoot* root, const std::function<void(void*)>& mark) {
+    PWFHeap(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
   }
 
   // false when the heap is full (nothing inserted).
   bool insert(int tid, std::uint64_t seq, std::int64_t v) {
-    check_value(v, "PwfHeap::insert");
-    return comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kInsert), v) == kAckWord;
+    check_value(v, "PWFHeap::insert");
+    return comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kInsert), v) == kAckWord;
   }
   std::optional<std::int64_t> delete_min(int tid, std::uint64_t seq) {
-    return decode(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kDeleteMin), 0));
+    return decode(comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kDeleteMin), 0));
   }
   std::optional<std::int64_t> get_min(int tid, std::uint64_t seq) {
-    return decode(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kGetMin), 0));
+    return decode(comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kGetMin), 0));
   }
   bool recover_insert(int tid, std::uint64_t seq, std::int64_t v) {
     return comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kInsert), v) == kAckWord;
@@ -178,13 +185,16 @@ class PwfHeap {
   Comb& comb() { return comb_; }
 
  private:
-  PwfHeap(pmem::Pool& pool, PwfHeapRoot* root, int n, PwfOptions opts) : comb_(pool, &root->comb, n, obj_, opts) {}
+  PWFHeap(pmem::Pool& pool, PWFHeapRoot* root, int n, PWFOptions opts) : comb_(pool, &root->comb, n, obj_, opts) {}
   static std::optional<std::int64_t> decode(std::uint64_t w) {
     if (w == kEmptyWord) return std::nullopt;
     return word_value(w);
   }
-  PwfHeapObject obj_;
+  PWFHeapObject obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PWFHeapRoot (fault-independent trace).
+inline const bool kPWFHeapRootRegistered = pmem::register_root_type<PWFHeapRoot>(&PWFHeap<>::recover_root);
 
 }  // namespace ferrite::combining

@@ -39,13 +39,15 @@
 //      the fence, hence before its SC (broken variant kNoConnectPwb skips it);
 //   P3 dequeuers persist only their StateRec (head, responses, tags).
 //
-// Recovery: attach() makes the list exactly the durable IE state (re-links
-// the two parts, clears a stale next after its last node; persisted), and
-// with recover_heap traces the live nodes from
-// the persisted head (plus IE's tail and first..last, which IE may still
-// link) and the StateRecs, so the heap rebuilds its free lists from
-// everything else; recover_enqueue/recover_dequeue: Alg. 3 l.4–7 on the
-// instance the operation belongs to.
+// Recovery: the pool recovers when it opens (pmem::Pool::recover):
+// PWFQueueRoot's registered hook (recover_root), from the root alone, first
+// makes the list exactly the durable IE state (relink: re-links the two
+// parts, clears a stale next after its last node; persisted; idempotent),
+// then traces the live nodes from the persisted head (plus IE's tail and
+// first..last, which IE may still link) and the StateRecs, so the heap
+// rebuilds its free lists from everything else. attach() repeats relink
+// (a no-op after the hook) and frees nothing. recover_enqueue/
+// recover_dequeue: Alg. 3 l.4–7 on the instance the operation belongs to.
 #pragma once
 
 #include <atomic>
@@ -60,18 +62,19 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/cache_padded.h"
 
 namespace ferrite::combining {
 
-struct PwfQueueNode {
+struct PWFQueueNode {
   std::atomic<std::int64_t> value{0};
   std::atomic<std::uint64_t> next{0};  // address, 0 = none
 };
-static_assert(sizeof(PwfQueueNode) == 16);
+static_assert(sizeof(PWFQueueNode) == 16);
 
 namespace pwf_queue_detail {
-inline PwfQueueNode* node(std::uint64_t a) { return reinterpret_cast<PwfQueueNode*>(a); }
+inline PWFQueueNode* node(std::uint64_t a) { return reinterpret_cast<PWFQueueNode*>(a); }
 // tail->next := first. Every linker stores the same value (Q1), so a CAS
 // from 0 is enough; acq_rel orders it with the node contents it publishes.
 inline void link(std::uint64_t tail, std::uint64_t first) {
@@ -83,17 +86,17 @@ inline void link(std::uint64_t tail, std::uint64_t first) {
 
 // IE: the enqueuers' sequential object.
 template <unsigned kFaults>
-class PwfEnqObject {
+class PWFEnqObject {
  public:
   static constexpr std::size_t kStateWords = 3;  // tail, first, last
   static constexpr std::size_t kFixedWords = 3;
   static constexpr bool kSeqTags = true;
 
-  PwfEnqObject(pmem::Pool& pool, int n)
+  PWFEnqObject(pmem::Pool& pool, int n)
       : pool_(pool), per_(std::make_unique<sync::CachePadded<PerThread>[]>(static_cast<std::size_t>(n))) {}
   std::size_t used_state_words(const std::uint64_t*) const { return 3; }
 
-  bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+  bool combine(int p, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     std::uint64_t tail = st[0], first = st[1], last = st[2];
     me.conn = 0;
@@ -103,9 +106,9 @@ class PwfEnqObject {
       tail = last;
       first = last = 0;
     }
-    PwfQueueNode* prev = nullptr;
+    PWFQueueNode* prev = nullptr;
     for (auto& e : batch) {
-      PwfQueueNode* nd = take(p, me);
+      PWFQueueNode* nd = take(p, me);
       // Relaxed: nd is private to this attempt until the SC (release).
       nd->value.store(e.arg, std::memory_order_relaxed);
       nd->next.store(0, std::memory_order_relaxed);
@@ -125,7 +128,7 @@ class PwfEnqObject {
     auto& me = *per_[static_cast<std::size_t>(p)];
     me.wb.reset();
     // PERSIST: P1 new nodes before the StateRec + fence (Alg. 4 l.28–29).
-    for (PwfQueueNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
+    for (PWFQueueNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
     if constexpr ((kFaults & pwf_fault::kNoConnectPwb) == 0) {
       // PERSIST: P2 the connecting pointer, before our SC moves tail past it.
       if (me.conn != 0) me.wb.add(&pwf_queue_detail::node(me.conn)->next, sizeof(std::uint64_t));
@@ -141,17 +144,17 @@ class PwfEnqObject {
 
  private:
   struct PerThread {
-    std::vector<PwfQueueNode*> taken, spare;
+    std::vector<PWFQueueNode*> taken, spare;
     std::uint64_t conn = 0;
     LineWriteback wb;
   };
-  PwfQueueNode* take(int p, PerThread& me) {
-    PwfQueueNode* nd;
+  PWFQueueNode* take(int p, PerThread& me) {
+    PWFQueueNode* nd;
     if (!me.spare.empty()) {
       nd = me.spare.back();
       me.spare.pop_back();
     } else {
-      nd = static_cast<PwfQueueNode*>(pool_.heap().alloc(sizeof(PwfQueueNode), p));  // arena p
+      nd = static_cast<PWFQueueNode*>(pool_.heap().alloc(sizeof(PWFQueueNode), p));  // arena p
     }
     me.taken.push_back(nd);
     return nd;
@@ -162,16 +165,16 @@ class PwfEnqObject {
 
 // ID: the dequeuers' sequential object. Reads IE through `enq`.
 template <class EnqComb>
-class PwfDeqObject {
+class PWFDeqObject {
  public:
   static constexpr std::size_t kStateWords = 1;  // head (dummy)
   static constexpr std::size_t kFixedWords = 1;
   static constexpr bool kSeqTags = true;
 
-  explicit PwfDeqObject(EnqComb** enq) : enq_(enq) {}
+  explicit PWFDeqObject(EnqComb** enq) : enq_(enq) {}
   std::size_t used_state_words(const std::uint64_t*) const { return 1; }
 
-  bool combine(int, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator&) {
+  bool combine(int, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
     using pwf_queue_detail::node;
     std::uint64_t head = st[0];
     std::uint64_t es[3];
@@ -208,54 +211,62 @@ class PwfDeqObject {
   EnqComb** enq_;
 };
 
-struct PwfQueueRoot {
+struct PWFQueueRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574651;  // "PWFQ"
   static constexpr std::uint32_t kTypeVersion = 1;
-  static constexpr const char* kTypeName = "combining::PwfQueue";
-  PwfCombLayout enq;
-  PwfCombLayout deq;
-  PwfQueueRoot(const PwfCombLayout& e, const PwfCombLayout& d) : enq(e), deq(d) {}
+  static constexpr const char* kTypeName = "combining::PWFQueue";
+  PWFCombLayout enq;
+  PWFCombLayout deq;
+  PWFQueueRoot(const PWFCombLayout& e, const PWFCombLayout& d) : enq(e), deq(d) {}
 };
 
 template <unsigned kFaults = pwf_fault::kNone>
-class PwfQueue {
+class PWFQueue {
  public:
-  using EnqObject = PwfEnqObject<kFaults>;
-  using EnqComb = PwfComb<EnqObject, kFaults>;
-  using DeqObject = PwfDeqObject<EnqComb>;
-  using DeqComb = PwfComb<DeqObject, kFaults>;
+  using EnqObject = PWFEnqObject<kFaults>;
+  using EnqComb = PWFComb<EnqObject, kFaults>;
+  using DeqObject = PWFDeqObject<EnqComb>;
+  using DeqComb = PWFComb<DeqObject, kFaults>;
 
-  static std::unique_ptr<PwfQueue> create(pmem::Pool& pool, std::string_view name, int threads,
-                                          PwfOptions opts = {}) {
-    if (threads <= 0 || threads > kPwfMaxThreads)
-      throw std::invalid_argument("PwfQueue: threads must be in [1, " + std::to_string(kPwfMaxThreads) + "]");
-    auto* dummy = static_cast<PwfQueueNode*>(pool.heap().alloc(sizeof(PwfQueueNode), 0));
-    new (dummy) PwfQueueNode();
+  static std::unique_ptr<PWFQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+                                          PWFOptions opts = {}) {
+    if (threads <= 0 || threads > kPWFMaxThreads)
+      throw std::invalid_argument("PWFQueue: threads must be in [1, " + std::to_string(kPWFMaxThreads) + "]");
+    auto* dummy = static_cast<PWFQueueNode*>(pool.heap().alloc(sizeof(PWFQueueNode), 0));
+    new (dummy) PWFQueueNode();
     persist::pwb(dummy, sizeof *dummy);  // PERSIST: the dummy before the states naming it
     const auto d = reinterpret_cast<std::uint64_t>(dummy);
-    PwfCombLayout le, ld;
+    PWFCombLayout le, ld;
     const std::uint64_t einit[3] = {d, 0, 0};
     EnqComb::create_layout(pool, threads, &le, einit);
     DeqComb::create_layout(pool, threads, &ld, &d);
-    auto* root = pool.create_root<PwfQueueRoot>(name, le, ld);
-    return std::unique_ptr<PwfQueue>(new PwfQueue(pool, root, threads, opts));
+    auto* root = pool.create_root<PWFQueueRoot>(name, le, ld);
+    return std::unique_ptr<PWFQueue>(new PWFQueue(pool, root, threads, opts));
   }
-  static std::unique_ptr<PwfQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                          bool recover_heap = false, PwfOptions opts = {}) {
-    auto* root = pool.root<PwfQueueRoot>(name);
-    std::unique_ptr<PwfQueue> h(new PwfQueue(pool, root, threads, opts));
+  // Re-attaches after a restart (relink, idempotent). Frees nothing: the
+  // pool recovered the heap when it opened.
+  static std::unique_ptr<PWFQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                          PWFOptions opts = {}) {
+    auto* root = pool.root<PWFQueueRoot>(name);
+    std::unique_ptr<PWFQueue> h(new PWFQueue(pool, root, threads, opts));
     h->relink();
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
     return h;
+  }
+  // PWFQueueRoot's recover hook (pmem/root_registry.h): relink (the trace
+  // follows next pointers, so a stale link must be cleared first), then
+  // mark the StateRecs and the live nodes.
+  static void recover_root(pmem::Pool& pool, PWFQueueRoot* root, const std::function<void(void*)>& mark) {
+    PWFQueue q(pool, root, static_cast<int>(root->enq.n), PWFOptions{});
+    q.relink();
+    q.trace(mark);
   }
 
   void enqueue(int tid, std::uint64_t seq, std::int64_t v) {
-    check_value(v, "PwfQueue::enqueue");
-    enq_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kEnqueue), v);
+    check_value(v, "PWFQueue::enqueue");
+    enq_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kEnqueue), v);
   }
   std::optional<std::int64_t> dequeue(int tid, std::uint64_t seq) {
-    return decode(deq_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kDequeue), 0));
+    return decode(deq_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kDequeue), 0));
   }
   void recover_enqueue(int tid, std::uint64_t seq, std::int64_t v) {
     enq_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kEnqueue), v);
@@ -301,7 +312,7 @@ class PwfQueue {
   DeqComb& deq() { return deq_; }
 
  private:
-  PwfQueue(pmem::Pool& pool, PwfQueueRoot* root, int n, PwfOptions opts)
+  PWFQueue(pmem::Pool& pool, PWFQueueRoot* root, int n, PWFOptions opts)
       : eobj_(pool, n), enq_(pool, &root->enq, n, eobj_, opts), enq_ptr_(&enq_), dobj_(&enq_ptr_),
         deq_(pool, &root->deq, n, dobj_, opts) {}
   // Recovery: make the list exactly the durable IE state. The connecting
@@ -335,5 +346,9 @@ class PwfQueue {
   DeqObject dobj_;
   DeqComb deq_;
 };
+
+// The pool's recover hook for PWFQueueRoot (fault-independent: relink and
+// the trace persist/read the same words in every variant).
+inline const bool kPWFQueueRootRegistered = pmem::register_root_type<PWFQueueRoot>(&PWFQueue<>::recover_root);
 
 }  // namespace ferrite::combining

@@ -34,10 +34,12 @@
 // SC makes them reachable. Nodes are recycled only after the removing state
 // is durable (N2), so a durable S never reaches a node being rewritten.
 //
-// Recovery: attach() re-attaches; with recover_heap it traces the durable top
-// through the nodes and marks them and the StateRecs, so the pool heap rebuilds
-// free lists from everything else (per-thread free lists are volatile and
-// start empty). recover_push/recover_pop: Alg. 3 l.4–7.
+// Recovery: the pool recovers the heap when it opens (pmem::Pool::recover):
+// PWFStackRoot's registered hook (recover_root) traces the durable top
+// through the nodes and marks them and the StateRecs, from the root alone,
+// so the heap rebuilds free lists from everything else (per-thread free
+// lists are volatile and start empty). attach() only re-attaches (it frees
+// nothing). recover_push/recover_pop: Alg. 3 l.4–7.
 #pragma once
 
 #include <atomic>
@@ -52,31 +54,32 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/cache_padded.h"
 
 namespace ferrite::combining {
 
 // A stack node in the pool. Fields are atomics because stale combiners read
 // nodes that their owner may be recycling (validated reads, N3).
-struct PwfStackNode {
+struct PWFStackNode {
   std::atomic<std::int64_t> value{0};
   std::atomic<std::uint64_t> next{0};  // address of the next node, 0 = bottom
 };
-static_assert(sizeof(PwfStackNode) == 16);
+static_assert(sizeof(PWFStackNode) == 16);
 
 template <bool kElimination, bool kRecycle, unsigned kFaults>
-class PwfStackObject {
+class PWFStackObject {
  public:
   static constexpr std::size_t kStateWords = 1;  // top
   static constexpr std::size_t kFixedWords = 1;
   static constexpr bool kSeqTags = false;
 
-  PwfStackObject(pmem::Pool& pool, int n)
+  PWFStackObject(pmem::Pool& pool, int n)
       : pool_(pool), per_(std::make_unique<sync::CachePadded<PerThread>[]>(static_cast<std::size_t>(n))) {}
 
   std::size_t used_state_words(const std::uint64_t*) const { return 1; }
 
-  bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch, const PwfValidator& vl) {
+  bool combine(int p, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator& vl) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     std::uint64_t top = st[0];
     std::size_t first = 0;
@@ -97,7 +100,7 @@ class PwfStackObject {
     for (std::size_t i = first; i < batch.size(); ++i) {
       auto& e = batch[i];
       if (e.kind == static_cast<std::int32_t>(OpCode::kPush)) {
-        PwfStackNode* nd = take(p, me);
+        PWFStackNode* nd = take(p, me);
         // ORDER: release stores (N3): if nd is a recycled node a stale
         // combiner may read it; seeing these values implies its VL sees the
         // SC (ours, before on_commit) that removed nd.
@@ -110,7 +113,7 @@ class PwfStackObject {
           e.ret = kEmptyWord;
           continue;
         }
-        auto* nd = reinterpret_cast<PwfStackNode*>(top);
+        auto* nd = reinterpret_cast<PWFStackNode*>(top);
         const std::int64_t v = nd->value.load(std::memory_order_relaxed);
         const std::uint64_t nx = nd->next.load(std::memory_order_relaxed);
         if (!vl()) return false;  // N3: validate before using nx / v
@@ -128,12 +131,12 @@ class PwfStackObject {
     // PERSIST: the nodes this attempt wrote, before the StateRec (l.28) and
     // the fence of l.29 (psync) that makes both durable before the SC.
     me.wb.reset();
-    for (PwfStackNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
+    for (PWFStackNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
   }
   void on_commit(int p) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     // N2: S (which no longer reaches them) is durable now: recycle.
-    for (PwfStackNode* nd : me.popped) me.free.push_back(nd);
+    for (PWFStackNode* nd : me.popped) me.free.push_back(nd);
     me.taken.clear();
     me.popped.clear();
   }
@@ -148,20 +151,20 @@ class PwfStackObject {
 
  private:
   struct PerThread {
-    std::vector<PwfStackNode*> free;    // recycled nodes (LIFO)
-    std::vector<PwfStackNode*> taken;   // written by the current attempt
-    std::vector<PwfStackNode*> popped;  // removed by the current attempt
-    std::vector<PwfEntry*> pushes, pops;
+    std::vector<PWFStackNode*> free;    // recycled nodes (LIFO)
+    std::vector<PWFStackNode*> taken;   // written by the current attempt
+    std::vector<PWFStackNode*> popped;  // removed by the current attempt
+    std::vector<PWFEntry*> pushes, pops;
     LineWriteback wb;
   };
-  PwfStackNode* take(int p, PerThread& me) {
-    PwfStackNode* nd;
+  PWFStackNode* take(int p, PerThread& me) {
+    PWFStackNode* nd;
     if (!me.free.empty()) {
       nd = me.free.back();
       me.free.pop_back();
     } else {
       // Arena p: consecutive addresses (persistence principle 3).
-      nd = static_cast<PwfStackNode*>(pool_.heap().alloc(sizeof(PwfStackNode), p));
+      nd = static_cast<PWFStackNode*>(pool_.heap().alloc(sizeof(PWFStackNode), p));
     }
     me.taken.push_back(nd);
     return nd;
@@ -170,43 +173,47 @@ class PwfStackObject {
   std::unique_ptr<sync::CachePadded<PerThread>[]> per_;
 };
 
-struct PwfStackRoot {
+struct PWFStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574653;  // "PWFS"
   static constexpr std::uint32_t kTypeVersion = 1;
-  static constexpr const char* kTypeName = "combining::PwfStack";
-  PwfCombLayout comb;
-  explicit PwfStackRoot(const PwfCombLayout& l) : comb(l) {}
+  static constexpr const char* kTypeName = "combining::PWFStack";
+  PWFCombLayout comb;
+  explicit PWFStackRoot(const PWFCombLayout& l) : comb(l) {}
 };
 
 template <bool kElimination = true, bool kRecycle = true, unsigned kFaults = pwf_fault::kNone>
-class PwfStack {
+class PWFStack {
  public:
-  using Object = PwfStackObject<kElimination, kRecycle, kFaults>;
-  using Comb = PwfComb<Object, kFaults>;
+  using Object = PWFStackObject<kElimination, kRecycle, kFaults>;
+  using Comb = PWFComb<Object, kFaults>;
 
-  static std::unique_ptr<PwfStack> create(pmem::Pool& pool, std::string_view name, int threads,
-                                          PwfOptions opts = {}) {
-    PwfCombLayout l;
+  static std::unique_ptr<PWFStack> create(pmem::Pool& pool, std::string_view name, int threads,
+                                          PWFOptions opts = {}) {
+    PWFCombLayout l;
     const std::uint64_t init = 0;  // empty stack
     Comb::create_layout(pool, threads, &l, &init);
-    auto* root = pool.create_root<PwfStackRoot>(name, l);
-    return std::unique_ptr<PwfStack>(new PwfStack(pool, root, threads, opts));
+    auto* root = pool.create_root<PWFStackRoot>(name, l);
+    return std::unique_ptr<PWFStack>(new PWFStack(pool, root, threads, opts));
   }
-  static std::unique_ptr<PwfStack> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                          bool recover_heap = false, PwfOptions opts = {}) {
-    auto* root = pool.root<PwfStackRoot>(name);
-    std::unique_ptr<PwfStack> h(new PwfStack(pool, root, threads, opts));
-    if (recover_heap)
-      pool.heap().recover_by_trace([&](const std::function<void(void*)>& mark) { h->trace(mark); });
-    return h;
+  // Re-attaches after a restart. Frees nothing: the pool recovered the heap
+  // when it opened.
+  static std::unique_ptr<PWFStack> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                          PWFOptions opts = {}) {
+    auto* root = pool.root<PWFStackRoot>(name);
+    return std::unique_ptr<PWFStack>(new PWFStack(pool, root, threads, opts));
+  }
+  // PWFStackRoot's recover hook (pmem/root_registry.h): marks the StateRecs
+  // and the nodes from the durable top. Nothing to repair.
+  static void recover_root(pmem::Pool& pool, PWFStackRoot* root, const std::function<void(void*)>& mark) {
+    PWFStack(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
   }
 
   void push(int tid, std::uint64_t seq, std::int64_t v) {
-    check_value(v, "PwfStack::push");
-    comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kPush), v);
+    check_value(v, "PWFStack::push");
+    comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kPush), v);
   }
   std::optional<std::int64_t> pop(int tid, std::uint64_t seq) {
-    return decode(comb_.perform(tid, seq, static_cast<std::int32_t>(OpCode::kPop), 0));
+    return decode(comb_.apply(tid, seq, static_cast<std::int32_t>(OpCode::kPop), 0));
   }
   void recover_push(int tid, std::uint64_t seq, std::int64_t v) {
     comb_.recover(tid, seq, static_cast<std::int32_t>(OpCode::kPush), v);
@@ -219,7 +226,7 @@ class PwfStack {
   std::vector<std::int64_t> contents() const {
     std::vector<std::int64_t> out;
     for (auto a = comb_.current_state()[0]; a != 0;) {
-      auto* nd = reinterpret_cast<const PwfStackNode*>(a);
+      auto* nd = reinterpret_cast<const PWFStackNode*>(a);
       out.push_back(nd->value.load(std::memory_order_relaxed));
       a = nd->next.load(std::memory_order_relaxed);
     }
@@ -230,7 +237,7 @@ class PwfStack {
     comb_.for_each_record(mark);
     for (auto a = comb_.current_state()[0]; a != 0;) {
       mark(reinterpret_cast<void*>(a));
-      a = reinterpret_cast<const PwfStackNode*>(a)->next.load(std::memory_order_relaxed);
+      a = reinterpret_cast<const PWFStackNode*>(a)->next.load(std::memory_order_relaxed);
     }
   }
   double combining_degree() const { return comb_.combining_degree(); }
@@ -238,7 +245,7 @@ class PwfStack {
   const Object& object() const { return obj_; }
 
  private:
-  PwfStack(pmem::Pool& pool, PwfStackRoot* root, int n, PwfOptions opts)
+  PWFStack(pmem::Pool& pool, PWFStackRoot* root, int n, PWFOptions opts)
       : obj_(pool, n), comb_(pool, &root->comb, n, obj_, opts) {}
   static std::optional<std::int64_t> decode(std::uint64_t w) {
     if (w == kEmptyWord) return std::nullopt;
@@ -247,5 +254,9 @@ class PwfStack {
   Object obj_;
   Comb comb_;
 };
+
+// The pool's recover hook for PWFStackRoot (the trace does not depend on
+// elimination, recycling or faults).
+inline const bool kPWFStackRootRegistered = pmem::register_root_type<PWFStackRoot>(&PWFStack<>::recover_root);
 
 }  // namespace ferrite::combining

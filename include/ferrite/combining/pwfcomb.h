@@ -1,17 +1,17 @@
 // ferrite/combining/pwfcomb.h — PWFcomb: wait-free recoverable software combining.
 //
 // Implements Algorithms 3–4 of Fatourou, Kallimanis, Kosmas, "The Performance
-// Power of Software Combining in Persistence" (PPoPP'22), section 4
-// (papers/pbcomb-pwfcomb-recoverable-combining.txt). Every thread "pretends to
+// Power of Software Combining in Persistence" (PPoPP 2022), section 4.
+// Every thread "pretends to
 // be the combiner": it copies the current StateRec (pointed to by S) into one
 // of its own two StateRecs, applies every active request it sees, persists the
 // record and tries to switch S to it with an SC.
 //
-// Thread safety: perform()/recover() are safe from up to n threads with
+// Thread safety: apply()/recover() are safe from up to n threads with
 // distinct thread ids in [0, n); attach/create are not concurrent with them.
 //
 // Layout (persistent, in a pmem::Pool):
-//   PwfCombLayout (embedded in the structure's root object): S on its own
+//   PWFCombLayout (embedded in the structure's root object): S on its own
 //   cache line, then n, sizes and the offsets of the 2n+1 StateRecs.
 //   StateRec (heap block of arena `owner`, 64-byte aligned, contiguous so one
 //   pwb range covers everything — persistence principle 3), all 64-bit words:
@@ -62,7 +62,9 @@
 //   - Recovery (Alg. 3 l.4–7): attach() rebuilds the volatile part (Request
 //     array with valid = 0, watermark = current S); recover(tid, seq, ...)
 //     announces the request with activate = seq % 2 and re-runs it only if
-//     S->Deactivate[tid] differs.
+//     S->Deactivate[tid] differs. Heap blocks (the 2n+1 StateRecs, plus the
+//     structure's nodes) are kept by the structure's recover hook, which the
+//     pool runs when it opens (pmem/root_registry.h); attach frees nothing.
 //
 // The sequential object (template parameter Obj, held by reference) provides:
 //   static constexpr std::size_t kStateWords;   // maximum state size (words)
@@ -70,8 +72,8 @@
 //   static constexpr bool kSeqTags;             // full-seq tags instead of bits
 //   std::size_t used_state_words(const std::uint64_t* st) const;  // must
 //       // tolerate torn input and return a value in [kFixedWords, kStateWords]
-//   bool combine(int p, std::uint64_t* st, std::span<PwfEntry> batch,
-//                const PwfValidator& vl);   // fills entry.ret; false = abort
+//   bool combine(int p, std::uint64_t* st, std::span<PWFEntry> batch,
+//                const PWFValidator& vl);   // fills entry.ret; false = abort
 //   void persist_side(int p);   // pwb side data (new nodes) before the record
 //   void on_commit(int p);      // after the successful SC and pwb(S)+psync
 //   void on_abort(int p);       // attempt failed: give back what it took
@@ -99,19 +101,13 @@ namespace ferrite::combining {
 // Broken variants (deliberately removed persistence steps) for crash tests.
 // Default 0 = the correct algorithm; the checks are `if constexpr`.
 // Bits do not collide with common.h's Fault (kNoHelperPwbS is shared).
-namespace pwf_fault {
-inline constexpr unsigned kNone = 0;
-inline constexpr unsigned kNoHelperPwbS = combining::kNoHelperPwbS;  // Alg. 4 l.44–46 removed
-inline constexpr unsigned kNoPfenceRecord = 1u << 8;  // Alg. 4 l.29 removed
-inline constexpr unsigned kNoIndexPersist = 1u << 9;  // Index kept volatile (l.27–28)
-inline constexpr unsigned kNoConnectPwb = 1u << 10;   // PWFqueue: connecting next not persisted
-}  // namespace pwf_fault
+// pwf_fault: the broken variants' fault bits (combining/internal/faults.h).
 
-inline constexpr int kPwfMaxThreads = 64;
-inline constexpr int kPwfMaxRecs = 2 * kPwfMaxThreads + 1;
+inline constexpr int kPWFMaxThreads = 64;
+inline constexpr int kPWFMaxRecs = 2 * kPWFMaxThreads + 1;
 
 // One request the combiner serves in this attempt.
-struct PwfEntry {
+struct PWFEntry {
   int tid;
   std::int32_t kind;
   std::int64_t arg;
@@ -120,9 +116,9 @@ struct PwfEntry {
 };
 
 // VL(S) for a combining attempt: true while S still holds the LL value.
-class PwfValidator {
+class PWFValidator {
  public:
-  PwfValidator(const std::atomic<std::uint64_t>* s, std::uint64_t seen) : s_(s), seen_(seen) {}
+  PWFValidator(const std::atomic<std::uint64_t>* s, std::uint64_t seen) : s_(s), seen_(seen) {}
   bool operator()() const {
     // ORDER: the acquire fence orders every earlier (relaxed) read of shared
     // records/nodes before the re-read of S: if one of those reads saw a
@@ -141,7 +137,7 @@ class PwfValidator {
 };
 
 // The persistent part of one PWFcomb instance, embedded in a root object.
-struct PwfCombLayout {
+struct PWFCombLayout {
   static constexpr std::uint64_t kMagic = 0x5057'4643'4f4d'4201ull;  // "PWFCOMB\1"
   alignas(64) std::atomic<std::uint64_t> s{0};  // S (alone on its line: pwb(&S) is one line)
   char pad_[64 - sizeof(std::atomic<std::uint64_t>)]{};
@@ -150,25 +146,25 @@ struct PwfCombLayout {
   std::uint32_t state_words = 0;  // Obj::kStateWords
   std::uint32_t rec_words = 0;    // 4 + n (+ n tags) + state_words
   std::uint32_t nrecs = 0;        // 2n + 1
-  std::uint64_t rec_off[kPwfMaxRecs]{};  // pool offsets of the StateRecs
+  std::uint64_t rec_off[kPWFMaxRecs]{};  // pool offsets of the StateRecs
 
-  PwfCombLayout() = default;
-  PwfCombLayout(const PwfCombLayout& o)
+  PWFCombLayout() = default;
+  PWFCombLayout(const PWFCombLayout& o)
       : s(o.s.load(std::memory_order_relaxed)), magic(o.magic), n(o.n),
         state_words(o.state_words), rec_words(o.rec_words), nrecs(o.nrecs) {
     std::memcpy(rec_off, o.rec_off, sizeof(rec_off));
   }
-  PwfCombLayout& operator=(const PwfCombLayout&) = delete;
+  PWFCombLayout& operator=(const PWFCombLayout&) = delete;
 };
-static_assert(offsetof(PwfCombLayout, s) == 0);
-static_assert(offsetof(PwfCombLayout, magic) == 64);
+static_assert(offsetof(PWFCombLayout, s) == 0);
+static_assert(offsetof(PWFCombLayout, magic) == 64);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 namespace pwf_detail {
 inline constexpr std::size_t kDeact = 0, kIndex = 1, kPid = 2, kHdr = 4;
 // ThreadSanitizer does not model standalone fences (GCC 12 rejects them
 // under -fsanitize=thread with -Wtsan). In a TSan build the seqlock's two
-// fences (PwfValidator, the writer's release fence before it overwrites its
+// fences (PWFValidator, the writer's release fence before it overwrites its
 // record) are left out and the record accesses are acquire/release instead,
 // which orders each record word as the fences do.
 #if defined(__SANITIZE_THREAD__)
@@ -193,13 +189,13 @@ inline std::uint64_t make_s(std::uint64_t ver, std::uint32_t id) { return (ver <
 
 }  // namespace pwf_detail
 
-struct PwfOptions {
+struct PWFOptions {
   std::uint32_t backoff_min = 0;    // spins before the first attempt (Alg. 3 l.2)
   std::uint32_t backoff_max = 512;  // cap of the adaptive backoff (Alg. 4 l.36)
 };
 
 template <class Obj, unsigned kFaults = pwf_fault::kNone>
-class PwfComb {
+class PWFComb {
  public:
   static constexpr unsigned kFaultMask = kFaults;
   static constexpr bool kSeqTags = Obj::kSeqTags;
@@ -210,13 +206,13 @@ class PwfComb {
 
   // Allocates and persists the StateRecs and fills `out` (to be embedded in
   // a root; create_root persists the root before publishing it).
-  static void create_layout(pmem::Pool& pool, int n, PwfCombLayout* out,
+  static void create_layout(pmem::Pool& pool, int n, PWFCombLayout* out,
                             const std::uint64_t* init_state) {
-    if (n <= 0 || n > kPwfMaxThreads)
+    if (n <= 0 || n > kPWFMaxThreads)
       throw std::invalid_argument("PWFcomb: threads must be in [1, " +
-                                  std::to_string(kPwfMaxThreads) + "], got " + std::to_string(n));
+                                  std::to_string(kPWFMaxThreads) + "], got " + std::to_string(n));
     const std::size_t words = record_words(n);
-    out->magic = PwfCombLayout::kMagic;
+    out->magic = PWFCombLayout::kMagic;
     out->n = static_cast<std::uint32_t>(n);
     out->state_words = static_cast<std::uint32_t>(Obj::kStateWords);
     out->rec_words = static_cast<std::uint32_t>(words);
@@ -243,9 +239,9 @@ class PwfComb {
   // Attaches the volatile handle to a persistent layout (after create or after
   // a restart: this is the structure-level recovery of PWFcomb; the Request
   // array restarts with valid = 0). Throws pmem::PoolError on a mismatch.
-  PwfComb(pmem::Pool& pool, PwfCombLayout* layout, int n, Obj& obj, PwfOptions opts = {})
+  PWFComb(pmem::Pool& pool, PWFCombLayout* layout, int n, Obj& obj, PWFOptions opts = {})
       : lay_(layout), n_(n), obj_(obj), opts_(opts) {
-    if (lay_->magic != PwfCombLayout::kMagic)
+    if (lay_->magic != PWFCombLayout::kMagic)
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: bad layout magic in " + pool.path());
     if (static_cast<int>(lay_->n) != n)
       throw pmem::PoolError(pmem::Errc::kInvalidArgument,
@@ -276,7 +272,7 @@ class PwfComb {
   }
 
   int threads() const { return n_; }
-  PwfCombLayout* layout() const { return lay_; }
+  PWFCombLayout* layout() const { return lay_; }
   // All StateRecs (for heap recovery by tracing).
   template <class F>
   void for_each_record(F&& f) const {
@@ -287,7 +283,7 @@ class PwfComb {
   // seq % 2 (kSeqTags: its tag is seq). seq must differ in parity (tags:
   // value) from the thread's last served request, also across restarts: the
   // caller's persistent per-thread seq (paper §2). Violations throw.
-  std::uint64_t perform(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
+  std::uint64_t apply(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
     check_tid(p);
     check_seq(seq);
     if (served_now(p, seq))
@@ -324,7 +320,7 @@ class PwfComb {
       const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
       const std::uint64_t* rec = recs_[pwf_detail::rec_id(s)];
       for (std::size_t i = 0; i < words_; ++i) buf[i] = pwf_detail::ld(rec + i);
-      if (PwfValidator(&lay_->s, s)()) break;
+      if (PWFValidator(&lay_->s, s)()) break;
     }
     out->assign(buf.begin() + static_cast<std::ptrdiff_t>(state_off()), buf.end());
   }
@@ -341,7 +337,7 @@ class PwfComb {
       const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
       const std::uint64_t* st = recs_[pwf_detail::rec_id(s)] + state_off();
       for (std::size_t i = 0; i < k; ++i) out[i] = pwf_detail::ld(st + i);
-      if (PwfValidator(&lay_->s, s)()) return s;
+      if (PWFValidator(&lay_->s, s)()) return s;
     }
   }
 
@@ -379,7 +375,7 @@ class PwfComb {
   struct ThreadState {
     Request req;
     std::vector<std::uint64_t> scratch;  // DRAM copy the attempt works on
-    std::vector<PwfEntry> batch;
+    std::vector<PWFEntry> batch;
     std::uint32_t backoff = 0;
     std::uint64_t vol_index = 0;  // kNoIndexPersist only: Index[p] in DRAM
     // Written only by the owner (relaxed load+store), summed by readers.
@@ -467,7 +463,7 @@ class PwfComb {
       for (std::size_t i = 0; i < fixed; ++i) sc[i] = ld(cur + i);
       std::size_t used = soff + clamp_used(obj_.used_state_words(sc + soff));
       for (std::size_t i = fixed; i < used; ++i) sc[i] = ld(cur + i);
-      const PwfValidator vl(&lay_->s, s);
+      const PWFValidator vl(&lay_->s, s);
       if (!vl()) continue;  // l.18
       if (served_in(sc, p, seq)) {  // already served: nothing left to do (PSim early exit)
         served_at = version(s);
@@ -493,10 +489,10 @@ class PwfComb {
         if ((w & 1u) == 0) continue;  // not valid (nothing announced since start/restart)
         const std::uint64_t qseq = w >> 1;
         if (served_in(sc, q, qseq)) continue;  // not active
-        t.batch.push_back(PwfEntry{q, rq.kind.load(std::memory_order_relaxed),
+        t.batch.push_back(PWFEntry{q, rq.kind.load(std::memory_order_relaxed),
                                    rq.arg.load(std::memory_order_relaxed), 0, qseq});
       }
-      std::span<PwfEntry> batch(t.batch);
+      std::span<PWFEntry> batch(t.batch);
       if (!obj_.combine(p, sc + soff, batch, vl)) {  // l.21–22 (object aborts on failed VL)
         obj_.on_abort(p);
         continue;
@@ -566,12 +562,12 @@ class PwfComb {
     return read_ret(p);  // l.50 (I2: stable until our next announcement)
   }
 
-  PwfCombLayout* lay_;
+  PWFCombLayout* lay_;
   int n_;
   Obj& obj_;
-  PwfOptions opts_;
+  PWFOptions opts_;
   std::size_t words_ = 0;
-  std::uint64_t* recs_[kPwfMaxRecs]{};
+  std::uint64_t* recs_[kPWFMaxRecs]{};
   std::unique_ptr<sync::CachePadded<ThreadState>[]> threads_;
   // Highest version of S known to be durable (volatile). Replaces the
   // paper's Flush[]/CombRound[][] test (see the header comment).

@@ -79,6 +79,11 @@ struct CampaignConfig {
   // workload runs without crash points.
   std::uint64_t stop_after_violations = 0;
   int recovery_timeout_s = 20;       // a recovery running longer "hangs"
+  // The restarted machine opens each image with PoolOptions::recover =
+  // recover_pool: true (the default) is pool-level recovery before the
+  // subject's recover(); false leaves the heap as open() finds it (every
+  // block allocated) for a subject that recovers the heap by hand.
+  bool recover_pool = true;
   // Called after each crash point from the crashing thread (throttle it).
   std::function<void(const CampaignProgress&)> progress;
 };

@@ -35,9 +35,15 @@
 //   image is opened with pmem::Pool::open (header validation included) at
 //   the same base address, and recover() receives THAT Pool — a different
 //   object from the one create() got, in the state open() leaves it: re-
-//   attach by root name (pool.root<T>(name)), never reuse Pool pointers kept
-//   from create(), and call pool.heap().recover_by_trace/scan exactly once
-//   (the heap's free lists are rebuilt from what you mark). Volatile state
+//   attach by root name (pool.root<T>(name) or the structure's attach),
+//   never reuse Pool pointers kept from create(). The pool recovers itself
+//   when it opens (pmem::Pool::recover: every root's registered hook,
+//   pmem/root_registry.h, repairs and marks its structure, and the heap is
+//   rebuilt once from the union): subjects only re-attach and never call
+//   heap().recover_* (a root of a type with no registered hook keeps every
+//   block: a leak, never a loss). CampaignConfig::recover_pool = false
+//   opens the image without pool recovery (for subjects that demonstrate
+//   hand-made heap recovery; they then call heap().recover_* once). Volatile state
 //   of the Subject object (handles, locks, per-thread counters) is whatever
 //   it was at the crash: rebuild what recovery needs. Persistence verbs
 //   issued during recovery are counted but not simulated. recover() and
@@ -51,44 +57,21 @@
 #include <string>
 #include <vector>
 
+#include "ferrite/op.h"
+
 namespace ferrite::pmem {
 class Pool;
 }
 
 namespace ferrite::crash {
 
-// Sequential specifications the checkers know.
-enum class Spec {
-  kQueue,          // ops: kEnqueue(v) -> ack, kDequeue -> value | empty
-  kStack,          // ops: kPush(v) -> ack, kPop -> value | empty
-  kPriorityQueue,  // min-heap: kInsert(v) -> ack, kDeleteMin -> value | empty, kGetMin
-  kSet,            // kInsert(k)/kRemove(k)/kContains(k) -> bool (value 0/1)
-  kMap,            // kPut(k, v) -> old|none, kGet(k), kErase(k)
-  kRegister,       // AtomicFloat: kMul(k) -> old value (double bits), kRead
-  kLog,            // append-only log: kAppend(v) -> index
-};
-
-// Operation kinds, shared by all specs (each spec accepts its subset).
-enum OpKind : std::int32_t {
-  kEnqueue = 1, kDequeue, kPush, kPop, kInsert, kDeleteMin, kGetMin, kRemove, kContains,
-  kPut, kGet, kErase, kMul, kRead, kAppend,
-  // Accepted by every spec as a no-op on the abstract state: a structure's
-  // sync() (nbMontage). Buffered durable linearizability uses its response
-  // time as the durability bound.
-  kSync,
-};
-
-struct Op {
-  std::int32_t kind = 0;
-  std::int64_t arg = 0;   // value / key
-  std::int64_t arg2 = 0;  // map value
-};
-
-struct Response {
-  bool has_value = false;  // false: ack / empty / none
-  std::int64_t value = 0;
-  friend bool operator==(const Response&, const Response&) = default;
-};
+// The vocabulary is ferrite/op.h's; crash/ names it as it always has.
+// Spec: the sequential specification (= the abstract structure).
+using Spec = op::Abstract;
+using OpKind = op::Kind;
+using enum op::Kind;
+using Op = op::Op;
+using Response = op::Response;
 
 class Subject {
  public:
@@ -126,6 +109,12 @@ struct SubjectInfo {
   bool expect_violation;   // deliberately broken variant
   std::string description;
   std::function<std::unique_ptr<Subject>()> make;
+  // Set by the adapter registration (adapters/adapter.h): the technique
+  // family ("pbcomb", "friedman", ...), Ferrite's own or a competitor's, and
+  // whether the variant is a correct ablation (e.g. "correct-no-elim").
+  std::string family;
+  bool ferrite = false;
+  bool ablation = false;
 };
 
 // Global registry (crash/registry.cc). Registration at static-init time.

@@ -1,7 +1,7 @@
 // ferrite/pmem/layout.h — the on-media layout of a Ferrite pool, format 1.
 //
 // What it is: the byte-exact description of a pool file, shared by the pool
-// (src/pmem/pool.cc), `ferrite check|info` and docs/pool-format.md. Every
+// (src/pmem/header.cc, pool.cc), `ferrite check|info` and docs/pool-format.md. Every
 // struct is standard-layout and its size and field offsets are
 // static_assert'ed: changing any of them is a format change (bump
 // kFormatVersion).

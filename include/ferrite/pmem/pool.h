@@ -28,6 +28,12 @@
 // BackendConfig (else kBackendConflict). When the last pool closes, the
 // backend that was installed before the first one opened is restored.
 //
+// Recovery: open() recovers the pool by itself (PoolOptions::recover): every
+// named root whose type registered a recover hook (pmem/root_registry.h)
+// repairs and marks its structure, and the heap is rebuilt once from the
+// union of the marks. Structures then only re-attach; attaching never frees
+// a block. See Pool::recover and docs/pool-format.md "Recovery".
+//
 // Full on-media description: docs/pool-format.md and pmem/layout.h.
 #pragma once
 
@@ -105,6 +111,10 @@ struct PoolOptions {
   std::uintptr_t base = 0;
   // Number of per-thread heap arenas (thread ids in [0, arenas)), 1..4096.
   int arenas = 64;
+  // open() (and open_or_create when it opens) runs recover() after
+  // validation. false: the heap stays as open leaves it (every block of an
+  // assigned chunk allocated) until recover() or a heap().recover_* call.
+  bool recover = true;
 };
 
 struct RootInfo {
@@ -127,6 +137,24 @@ concept RootType = requires {
 
 class Pool;
 
+// What Pool::recover did. roots: named roots in the pool; roots_traced:
+// roots whose type's recover hook ran to completion; unknown_roots: roots
+// whose (type tag, type version) no hook is registered for in this program,
+// as "name (type name, tag 0x..., version v)"; failed_roots: roots whose
+// hook threw or whose stored size is not the registered type's, as
+// "name: why". heap_rebuilt: this recovery rebuilt the heap's free lists
+// (false when a root was unknown or failed — every block then stays
+// allocated: a leak, never a loss —, when there was nothing to recover
+// (a pool created by this process), or when the heap had been recovered
+// by hand before).
+struct RecoveryReport {
+  std::size_t roots = 0;
+  std::size_t roots_traced = 0;
+  std::vector<std::string> unknown_roots;
+  std::vector<std::string> failed_roots;
+  bool heap_rebuilt = false;
+};
+
 // Per-thread arenas of size-classed blocks. A thread allocates in consecutive
 // addresses of its current chunk (persistence principle 3). Free lists and
 // bump pointers are volatile: the allocation path issues no write-back. Only
@@ -134,16 +162,19 @@ class Pool;
 // the chunk map, so blocks can be found again by scanning after a restart.
 //
 // After open() every block in an assigned chunk counts as allocated (nothing
-// is handed out twice, at worst memory leaks) until the technique calls one
-// of the recover_* entry points, which rebuild the free lists from the set of
-// live blocks it reports.
+// is handed out twice, at worst memory leaks) until recovery — normally
+// Pool::recover, which open() runs — rebuilds the free lists from the set of
+// live blocks the structures' recover hooks report. The recover_* entry
+// points below are what Pool::recover uses; call them directly only on a
+// pool opened with PoolOptions::recover = false (tests, tools).
 //
 // Sizes: size classes 16 B .. 64 KiB (layout::kSizeClasses); n > 64 KiB gets
 // a run of whole consecutive chunks (chunk aligned). Runs are rare: taking or
 // returning one writes + psyncs the chunk map.
 //
-// Recovery contract. After open, call exactly one recover_* (before any
-// other thread allocates; recovery itself is single-threaded). It only
+// Recovery contract. After open (with recover = false), call exactly one
+// recover_* (before any other thread allocates; recovery itself is
+// single-threaded). It only
 // concerns chunks that were assigned when the pool was opened; chunks taken
 // after open are tracked already. Root objects are always kept. A block
 // found neither by mark nor by is_live goes back to a free list (chunks with
@@ -186,11 +217,10 @@ class Heap {
   };
   Stats stats() const;
 
-  // Implementation detail; constructed by Pool.
+ private:
+  friend class Pool;  // constructs the heap of each pool (src/pmem)
   struct Impl;
   explicit Heap(Impl* impl) : impl_(impl) {}
-
- private:
   Impl* impl_;
 };
 
@@ -199,11 +229,44 @@ class Pool {
   // Creates a new pool file of `size` bytes (fails with kExists if present).
   static std::unique_ptr<Pool> create(const std::string& path, std::size_t size,
                                       const PoolOptions& opts = {});
-  // Opens an existing pool, validating everything.
+  // Opens an existing pool, validating everything; then recover() unless
+  // opts.recover is false.
   static std::unique_ptr<Pool> open(const std::string& path, const PoolOptions& opts = {});
   // open() if the file exists, else create().
   static std::unique_ptr<Pool> open_or_create(const std::string& path, std::size_t size,
                                               const PoolOptions& opts = {});
+
+  // Pool-level recovery (docs/pool-format.md "Recovery"). Visits every named
+  // root: a root whose (type tag, type version) is registered
+  // (pmem/root_registry.h) gets its type's hook called, which may first
+  // repair the structure's persistent state (idempotently) and marks every
+  // live block of it. Then the heap is rebuilt ONCE from the union of the
+  // marks (plus the root objects, always kept). If any root's type is not
+  // registered in this program, or a hook fails, the heap is not rebuilt:
+  // every block stays allocated (a leak, never a loss) and the report says
+  // which roots. Relies only on the pool's contents. Runs once per Pool: a
+  // second call returns the same report. Single-threaded: call it (open
+  // does) before other threads use the pool. On a pool created by this
+  // process there is nothing to recover (empty report).
+  const RecoveryReport& recover();
+  // The report of the recovery that ran, or nullptr if none did yet.
+  const RecoveryReport* recovery_report() const;
+
+  // Re-attaches the structure T stored under root `name`, or creates it
+  // when the pool has no such root:
+  //   has_root(name) ? T::attach(*this, name, args...) : T::create(*this, name, args...)
+  // (T::attach and T::create must both accept `args` and return the same
+  // type, e.g. std::unique_ptr<T>). Attaching never frees blocks: the pool
+  // recovered itself when it opened.
+  template <class T, class... A>
+  auto open_or_create(std::string_view name, A&&... args)
+      -> decltype(T::attach(std::declval<Pool&>(), name, args...)) {
+    static_assert(std::is_same_v<decltype(T::attach(*this, name, args...)),
+                                 decltype(T::create(*this, name, args...))>,
+                  "Pool::open_or_create<T>: T::attach and T::create must return the same type");
+    if (has_root(name)) return T::attach(*this, name, args...);
+    return T::create(*this, name, args...);
+  }
 
   ~Pool();  // unmaps, drops the lock, detaches the backend
   Pool(const Pool&) = delete;
@@ -272,9 +335,8 @@ class Pool {
     return reinterpret_cast<T*>(static_cast<char*>(base()) + off);
   }
 
-  struct Impl;
-
  private:
+  struct Impl;
   template <class T>
   static const char* type_name() {
     if constexpr (requires { T::kTypeName; }) return T::kTypeName;

@@ -1,0 +1,52 @@
+// adapters/pb_float.cc — AtomicFloat on PBcomb (include/ferrite/combining/
+// atomic_float.h): the correct technique and the broken variants the crash
+// campaigns must catch (a fault bit removes one persistence step).
+#include "adapter.h"
+#include "ferrite/combining/atomic_float.h"
+#include "ferrite/combining/internal/faults.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+
+template <unsigned F>
+struct PBFloat {
+  using Handle = std::unique_ptr<fc::PBAtomicFloat<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kRegister;
+  static constexpr bool kDetectable = true;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PBAtomicFloat<F>::create(*pool, s.name, s.threads);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PBAtomicFloat<F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kRead) return op::Response::of(fa::double_bits(h->read(tid, seq)));
+    if (o.kind == op::kMul) return op::Response::of(fa::double_bits(h->mul(tid, seq, fa::bits_double(o.arg))));
+    fa::unsupported("pbcomb-float", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    return op::Response::of(fa::double_bits(h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), fa::bits_double(o.arg))));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->value())}; }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(PBFloat<0>, {.technique = "pbcomb-float", .family = "pbcomb", .origin = Origin::kFerrite,
+                                      .description = "AtomicFloat on PBcomb (Alg. 1-2), detectable",
+                                      .pool_size = std::size_t{16} << 20});
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPfenceBetweenPwbs>,
+                         {.technique = "pbcomb-float", .variant = "no-pfence", .family = "pbcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "PBcomb without the pfence between pwb(StateRec) and pwb(MIndex) (Alg. 2 l.23)"});
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPsyncBeforeUnlock>,
+                         {.technique = "pbcomb-float", .variant = "no-psync", .family = "pbcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "PBcomb without the psync before unlock (Alg. 2 l.27)"});

@@ -1,0 +1,58 @@
+// adapters/pb_queue.cc — PBqueue (include/ferrite/combining/pb_queue.h) and
+// its broken variants.
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pb_queue.h"
+#include "pbcomb_response.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+
+template <unsigned F>
+struct PBQueue {
+  using Handle = std::unique_ptr<fc::PBQueue<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kQueue;
+  static constexpr bool kDetectable = true;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PBQueue<F>::create(*pool, s.name, s.threads);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PBQueue<F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) {
+      h->enqueue(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    if (o.kind == op::kDequeue) return op::Response::from(h->dequeue(tid, seq));
+    fa::unsupported("pb-queue", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    return fa::pbcomb_response(o.kind, h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), o.arg));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(PBQueue<0>, {.technique = "pb-queue", .family = "pbcomb", .origin = Origin::kFerrite,
+                                      .description = "PBqueue: two PBcomb instances, oldTail, per-thread free lists (Alg. 5-7)"});
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoToPersist>,
+                         {.technique = "pb-queue", .variant = "no-topersist", .family = "pbcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "PBqueue without the toPersist write-backs (Alg. 5 l.24)"});
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOldTail>,
+                         {.technique = "pb-queue", .variant = "no-oldtail", .family = "pbcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "PBqueue: dequeuers ignore oldTail and may pass the unpersisted tail (Alg. 6 l.57)"});
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoPfenceBetweenPwbs>,
+                         {.technique = "pb-queue", .variant = "no-pfence", .family = "pbcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "PBqueue without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"});

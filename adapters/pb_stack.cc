@@ -1,0 +1,64 @@
+// adapters/pb_stack.cc — PBstack (include/ferrite/combining/pb_stack.h):
+// elimination + recycling, its two ablations, and the broken variants.
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pb_stack.h"
+#include "pbcomb_response.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+
+template <unsigned F, bool kElimination, bool kRecycling>
+struct PBStack {
+  using Handle = std::unique_ptr<fc::PBStack<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kStack;
+  static constexpr bool kDetectable = true;
+  static constexpr fc::PBStackOptions kOptions{kElimination, kRecycling};
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PBStack<F>::create(*pool, s.name, s.threads, kOptions);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PBStack<F>::attach(pool, s.name, s.threads, kOptions);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) {
+      h->push(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    if (o.kind == op::kPop) return op::Response::from(h->pop(tid, seq));
+    fa::unsupported("pb-stack", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    return fa::pbcomb_response(o.kind, h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), o.arg));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+using Correct = PBStack<0, true, true>;
+using NoElim = PBStack<0, false, true>;
+using NoRec = PBStack<0, true, false>;
+using NoNodePwb = PBStack<fc::kNoNodePwb, false, true>;
+using NoPsync = PBStack<fc::kNoPsyncBeforeUnlock, true, true>;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(Correct, {.technique = "pb-stack", .family = "pbcomb", .origin = Origin::kFerrite,
+                                   .description = "PBstack: PBcomb + elimination + recycling stack"});
+FERRITE_REGISTER_ADAPTER(NoElim, {.technique = "pb-stack", .variant = "no-elim", .family = "pbcomb",
+                                  .origin = Origin::kFerrite, .ablation = true,
+                                  .description = "PBstack without elimination"});
+FERRITE_REGISTER_ADAPTER(NoRec, {.technique = "pb-stack", .variant = "no-rec", .family = "pbcomb",
+                                 .origin = Origin::kFerrite, .ablation = true,
+                                 .description = "PBstack without the recycling stack (popped nodes freed to the heap)"});
+FERRITE_REGISTER_ADAPTER(NoNodePwb, {.technique = "pb-stack", .variant = "no-node-pwb", .family = "pbcomb",
+                                     .origin = Origin::kFerrite, .broken = true,
+                                     .description = "PBstack: new nodes are not written back before the state"});
+FERRITE_REGISTER_ADAPTER(NoPsync, {.technique = "pb-stack", .variant = "no-psync", .family = "pbcomb",
+                                   .origin = Origin::kFerrite, .broken = true,
+                                   .description = "PBstack: no psync before unlock (Alg. 2 l.27)"});

@@ -1,0 +1,61 @@
+// adapters/pwf_float.cc — AtomicFloat on PWFcomb (include/ferrite/combining/
+// pwf_atomic_float.h) and its broken variants. Single-threaded campaigns
+// re-attach before every 7th operation (a restart at a quiescent point):
+// that is what exposes the Index bug of the PWFcomb paper's §4.
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pwf_atomic_float.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+namespace pf = fc::pwf_fault;
+
+template <unsigned F>
+struct PWFFloat {
+  using Handle = std::unique_ptr<fc::PWFAtomicFloat<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kRegister;
+  static constexpr bool kDetectable = true;
+  static constexpr int kReattachEvery = 7;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PWFAtomicFloat<F>::create(*pool, s.name, s.threads);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PWFAtomicFloat<F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kRead) return op::Response::of(fa::double_bits(h->read(tid, seq)));
+    if (o.kind == op::kMul) return op::Response::of(fa::double_bits(h->mul(tid, seq, fa::bits_double(o.arg))));
+    fa::unsupported("pwfcomb-float", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kRead) return op::Response::of(fa::double_bits(h->recover_read(tid, seq)));
+    return op::Response::of(fa::double_bits(h->recover_mul(tid, seq, fa::bits_double(o.arg))));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->read())}; }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNone>,
+                         {.technique = "pwfcomb-float", .family = "pwfcomb", .origin = Origin::kFerrite,
+                          .description = "AtomicFloat on PWFcomb (Alg. 3-4), wait-free, detectable",
+                          .pool_size = std::size_t{16} << 20});
+FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoHelperPwbS>,
+                         {.technique = "pwfcomb-float", .variant = "no-helper-pwb", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});
+FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoPfenceRecord>,
+                         {.technique = "pwfcomb-float", .variant = "no-pfence", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)"});
+FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
+                         {.technique = "pwfcomb-float", .variant = "no-index", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)"});

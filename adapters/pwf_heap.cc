@@ -1,0 +1,63 @@
+// adapters/pwf_heap.cc — PWFheap (include/ferrite/combining/pwf_heap.h): a
+// bounded min-heap in the PWFcomb state, and its broken variants.
+#include <stdexcept>
+
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pwf_heap.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+namespace pf = fc::pwf_fault;
+
+template <unsigned F>
+struct PWFHeap {
+  using Handle = std::unique_ptr<fc::PWFHeap<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kPriorityQueue;
+  static constexpr bool kDetectable = true;
+  static constexpr int kReattachEvery = 7;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PWFHeap<F>::create(*pool, s.name, s.threads, static_cast<std::size_t>(s.heap_capacity));
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PWFHeap<F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    switch (o.kind) {
+      case op::kInsert: return h->insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
+      case op::kDeleteMin: return op::Response::from(h->delete_min(tid, seq));
+      case op::kGetMin: return op::Response::from(h->get_min(tid, seq));
+      default: fa::unsupported("pwf-heap", o);
+    }
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    switch (o.kind) {
+      case op::kInsert: return h->recover_insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
+      case op::kGetMin: return op::Response::from(h->recover_get_min(tid, seq));
+      default: return op::Response::from(h->recover_delete_min(tid, seq));
+    }
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNone>,
+                         {.technique = "pwf-heap", .family = "pwfcomb", .origin = Origin::kFerrite,
+                          .description = "PWFheap: bounded min-heap in the PWFcomb state (capacity = --heap-capacity)",
+                          .pool_size = std::size_t{64} << 20});
+FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoIndexPersist>,
+                         {.technique = "pwf-heap", .variant = "no-index", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)"});
+FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoPfenceRecord>,
+                         {.technique = "pwf-heap", .variant = "no-pfence", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)"});

@@ -1,0 +1,62 @@
+// adapters/pwf_queue.cc — PWFqueue (include/ferrite/combining/pwf_queue.h)
+// and its broken variants. PWFqueue never recycles nodes (the paper leaves
+// its garbage collection as future work): long bench runs need a big pool.
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pwf_queue.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+namespace pf = fc::pwf_fault;
+
+template <unsigned F>
+struct PWFQueue {
+  using Handle = std::unique_ptr<fc::PWFQueue<F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kQueue;
+  static constexpr bool kDetectable = true;
+  static constexpr int kReattachEvery = 7;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PWFQueue<F>::create(*pool, s.name, s.threads);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PWFQueue<F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) {
+      h->enqueue(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    if (o.kind == op::kDequeue) return op::Response::from(h->dequeue(tid, seq));
+    fa::unsupported("pwf-queue", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) {
+      h->recover_enqueue(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    return op::Response::from(h->recover_dequeue(tid, seq));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNone>,
+                         {.technique = "pwf-queue", .family = "pwfcomb", .origin = Origin::kFerrite,
+                          .description = "PWFqueue: two PWFcomb instances, two-part list (no node recycling)",
+                          .pool_size = std::size_t{1} << 30});
+FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoConnectPwb>,
+                         {.technique = "pwf-queue", .variant = "no-connect-pwb", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "the enqueuer that links the two parts does not persist tail->next"});
+FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoHelperPwbS>,
+                         {.technique = "pwf-queue", .variant = "no-helper-pwb", .family = "pwfcomb",
+                          .origin = Origin::kFerrite, .broken = true,
+                          .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});

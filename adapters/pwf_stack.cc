@@ -1,0 +1,69 @@
+// adapters/pwf_stack.cc — PWFstack (include/ferrite/combining/pwf_stack.h):
+// elimination + validated recycling, its two ablations, the broken variants.
+#include "adapter.h"
+#include "ferrite/combining/internal/faults.h"
+#include "ferrite/combining/pwf_stack.h"
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace fc = ferrite::combining;
+namespace op = ferrite::op;
+namespace pf = fc::pwf_fault;
+
+template <bool E, bool R, unsigned F>
+struct PWFStack {
+  using Handle = std::unique_ptr<fc::PWFStack<E, R, F>>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kStack;
+  static constexpr bool kDetectable = true;
+  static constexpr int kReattachEvery = 7;
+
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return fc::PWFStack<E, R, F>::create(*pool, s.name, s.threads);
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    return fc::PWFStack<E, R, F>::attach(pool, s.name, s.threads);
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) {
+      h->push(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    if (o.kind == op::kPop) return op::Response::from(h->pop(tid, seq));
+    fa::unsupported("pwf-stack", o);
+  }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) {
+      h->recover_push(tid, seq, o.arg);
+      return op::Response::ack();
+    }
+    return op::Response::from(h->recover_pop(tid, seq));
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+using fa::Origin;
+using Correct = PWFStack<true, true, pf::kNone>;
+using NoElim = PWFStack<false, true, pf::kNone>;
+using NoRec = PWFStack<true, false, pf::kNone>;
+using NoPfence = PWFStack<true, true, pf::kNoPfenceRecord>;
+using NoHelperPwb = PWFStack<true, true, pf::kNoHelperPwbS>;
+
+}  // namespace
+
+FERRITE_REGISTER_ADAPTER(Correct, {.technique = "pwf-stack", .family = "pwfcomb", .origin = Origin::kFerrite,
+                                   .description = "PWFstack: PWFcomb + elimination + validated per-thread recycling"});
+FERRITE_REGISTER_ADAPTER(NoElim, {.technique = "pwf-stack", .variant = "no-elim", .family = "pwfcomb",
+                                  .origin = Origin::kFerrite, .ablation = true,
+                                  .description = "PWFstack without elimination"});
+FERRITE_REGISTER_ADAPTER(NoRec, {.technique = "pwf-stack", .variant = "no-rec", .family = "pwfcomb",
+                                 .origin = Origin::kFerrite, .ablation = true,
+                                 .description = "PWFstack without node recycling (popped nodes leak until restart)",
+                                 .pool_size = std::size_t{1} << 30});
+FERRITE_REGISTER_ADAPTER(NoPfence, {.technique = "pwf-stack", .variant = "no-pfence", .family = "pwfcomb",
+                                    .origin = Origin::kFerrite, .broken = true,
+                                    .description = "no pfence between the StateRec's (and nodes') pwb and the SC (Alg. 4 l.29)"});
+FERRITE_REGISTER_ADAPTER(NoHelperPwb, {.technique = "pwf-stack", .variant = "no-helper-pwb", .family = "pwfcomb",
+                                       .origin = Origin::kFerrite, .broken = true,
+                                       .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});

@@ -1,0 +1,306 @@
+// adapters/transient_set_map.cc — transient (volatile, non-durable) sets and
+// maps for `ferrite bench`'s key-mix workload (get:insert:remove, the
+// nbMontage and Mirror papers' experiments): what the durable sets and maps
+// (nbMontage, Mirror) pay for persistence, measured in the same run.
+//
+//   mutex-std        set: std::set<int64>, map: std::unordered_map<int64,
+//                    payload>, each behind one std::mutex
+//   libcds-michael   libcds 2.3 MichaelHashSet / MichaelHashMap over
+//                    Michael's lock-free lists, Hazard Pointer GC (external
+//                    code; the hash table nbMontage's Fig. 4 makes durable),
+//                    2^20 buckets (nbMontage: 1 M)
+//   tbb-hashmap      oneTBB concurrent_hash_map (external code; per-element
+//                    reader-writer locks), for the set with an empty value
+//
+// Keys are 8 bytes. Map values: mutex-std and tbb-hashmap store a payload
+// of --value-size bytes (the operation's 8-byte value in its first bytes;
+// a put builds a fresh payload, a get reads the 8 bytes back);
+// libcds-michael stores 8-byte values (an atomic word updated in place, so
+// a put on a present key needs no lock) and ignores --value-size.
+//
+// Responses follow ferrite/op.h: set insert/remove/contains -> bool; map
+// put -> old value | none, get -> value | none, erase -> old value | none.
+// No pool, no persistence verbs, no crash subject (crash = false).
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "adapter.h"
+#include "libcds_runtime.h"
+
+#ifdef FERRITE_HAVE_LIBCDS
+#include <cds/container/michael_kvlist_hp.h>
+#include <cds/container/michael_list_hp.h>
+#include <cds/container/michael_map.h>
+#include <cds/container/michael_set.h>
+#endif
+
+#ifdef FERRITE_HAVE_TBB
+#include <tbb/concurrent_hash_map.h>
+#endif
+
+namespace {
+
+namespace fa = ferrite::adapters;
+namespace op = ferrite::op;
+using fa::Origin;
+using Key = std::int64_t;
+
+// A map value of `size` bytes (>= 8) carrying v in its first 8.
+std::string make_payload(std::int64_t v, std::size_t size) {
+  std::string p(size < sizeof v ? sizeof v : size, '\0');
+  std::memcpy(p.data(), &v, sizeof v);
+  return p;
+}
+std::int64_t payload_value(const std::string& p) {
+  std::int64_t v = 0;
+  std::memcpy(&v, p.data(), sizeof v);
+  return v;
+}
+
+// The traits common to every technique here: a transient container behind
+// a unique_ptr; Ops implements the abstract structure's three operations.
+template <class T, op::Abstract A, class Ops>
+struct Keyed {
+  using Handle = std::unique_ptr<T>;
+  static constexpr op::Abstract kAbstract = A;
+  static constexpr bool kDetectable = false;
+  static Handle create(ferrite::pmem::Pool*, const fa::Setup& s) { return Ops::make(s); }
+  static Handle attach(ferrite::pmem::Pool&, const fa::Setup&) {
+    throw std::logic_error("a transient technique has nothing to attach to");
+  }
+  static op::Response apply(Handle& h, int, std::uint64_t, const op::Op& o) {
+    if constexpr (A == op::Abstract::kSet) {
+      switch (o.kind) {
+        case op::kInsert: return op::Response::boolean(Ops::insert(*h, o.arg));
+        case op::kRemove: return op::Response::boolean(Ops::remove(*h, o.arg));
+        case op::kContains: return op::Response::boolean(Ops::contains(*h, o.arg));
+        case op::kSync: return op::Response::ack();
+        default: fa::unsupported("transient set", o);
+      }
+    } else {
+      static_assert(A == op::Abstract::kMap);
+      std::int64_t v = 0;
+      switch (o.kind) {
+        case op::kPut: return Ops::put(*h, o.arg, o.arg2, &v) ? op::Response::of(v) : op::Response::none();
+        case op::kGet: return Ops::get(*h, o.arg, &v) ? op::Response::of(v) : op::Response::none();
+        case op::kErase: return Ops::erase(*h, o.arg, &v) ? op::Response::of(v) : op::Response::none();
+        case op::kSync: return op::Response::ack();
+        default: fa::unsupported("transient map", o);
+      }
+    }
+  }
+};
+
+fa::Registration transient(const char* name, const char* family, const char* description) {
+  return fa::Registration{.technique = name,
+                          .family = family,
+                          .origin = Origin::kTransient,
+                          .description = description,
+                          .crash = false,
+                          .needs_pool = false,
+                          .pool_size = 0};
+}
+
+// ------------------------------------------------------------ mutex-std
+
+struct LockedSet {
+  std::mutex m;
+  std::set<Key> s;
+};
+struct LockedSetOps {
+  static auto make(const fa::Setup&) { return std::make_unique<LockedSet>(); }
+  static bool insert(LockedSet& h, Key k) {
+    std::lock_guard g(h.m);
+    return h.s.insert(k).second;
+  }
+  static bool remove(LockedSet& h, Key k) {
+    std::lock_guard g(h.m);
+    return h.s.erase(k) != 0;
+  }
+  static bool contains(LockedSet& h, Key k) {
+    std::lock_guard g(h.m);
+    return h.s.count(k) != 0;
+  }
+};
+
+struct LockedMap {
+  explicit LockedMap(std::size_t value_size) : value_size(value_size) {}
+  std::size_t value_size;
+  std::mutex m;
+  std::unordered_map<Key, std::string> map;
+};
+struct LockedMapOps {
+  static auto make(const fa::Setup& s) { return std::make_unique<LockedMap>(s.value_size); }
+  static bool put(LockedMap& h, Key k, std::int64_t v, std::int64_t* old) {
+    std::string p = make_payload(v, h.value_size);  // built outside the lock
+    std::lock_guard g(h.m);
+    auto [it, added] = h.map.try_emplace(k, std::move(p));
+    if (added) return false;
+    *old = payload_value(it->second);
+    it->second = std::move(p);  // try_emplace left p intact when the key was present
+    return true;
+  }
+  static bool get(LockedMap& h, Key k, std::int64_t* v) {
+    std::lock_guard g(h.m);
+    const auto it = h.map.find(k);
+    if (it == h.map.end()) return false;
+    *v = payload_value(it->second);
+    return true;
+  }
+  static bool erase(LockedMap& h, Key k, std::int64_t* old) {
+    std::lock_guard g(h.m);
+    const auto it = h.map.find(k);
+    if (it == h.map.end()) return false;
+    *old = payload_value(it->second);
+    h.map.erase(it);
+    return true;
+  }
+};
+
+using MutexSet = Keyed<LockedSet, op::Abstract::kSet, LockedSetOps>;
+using MutexMap = Keyed<LockedMap, op::Abstract::kMap, LockedMapOps>;
+FERRITE_REGISTER_ADAPTER(MutexSet, transient("mutex-std", "transient", "std::set behind a std::mutex (transient)"));
+FERRITE_REGISTER_ADAPTER(MutexMap, transient("mutex-std", "transient",
+                                             "std::unordered_map behind a std::mutex (transient)"));
+
+// ------------------------------------------------------------ libcds
+
+#ifdef FERRITE_HAVE_LIBCDS
+
+// A bijective 64-bit mix (splitmix64's finalizer): keys spread over the buckets.
+struct KeyHash {
+  std::size_t operator()(Key k) const {
+    auto x = static_cast<std::uint64_t>(k);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<std::size_t>(x ^ (x >> 31));
+  }
+};
+constexpr std::size_t kCdsBuckets = std::size_t{1} << 20;
+
+struct CdsListTraits : cds::container::michael_list::traits {
+  typedef std::less<Key> less;
+};
+struct CdsHashTraits : cds::container::michael_map::traits {
+  typedef KeyHash hash;
+};
+struct CdsSetTraits : cds::container::michael_set::traits {
+  typedef KeyHash hash;
+};
+using CdsSetList = cds::container::MichaelList<cds::gc::HP, Key, CdsListTraits>;
+using CdsSet = cds::container::MichaelHashSet<cds::gc::HP, CdsSetList, CdsSetTraits>;
+
+// The map's value: a word updated in place (copyable for libcds's node
+// construction; atomic, so a put on a present key races with nobody).
+struct Cell {
+  std::atomic<std::int64_t> v{0};
+  Cell() = default;
+  Cell(std::int64_t x) : v(x) {}  // NOLINT: libcds constructs values from the inserted int64
+  Cell(const Cell& o) : v(o.v.load(std::memory_order_relaxed)) {}
+};
+using CdsMapList = cds::container::MichaelKVList<cds::gc::HP, Key, Cell, CdsListTraits>;
+using CdsMap = cds::container::MichaelHashMap<cds::gc::HP, CdsMapList, CdsHashTraits>;
+
+struct CdsSetOps {
+  static auto make(const fa::Setup&) {
+    fa::libcds_runtime();
+    return std::make_unique<CdsSet>(kCdsBuckets, 1);
+  }
+  static bool insert(CdsSet& h, Key k) { return h.insert(k); }
+  static bool remove(CdsSet& h, Key k) { return h.erase(k); }
+  static bool contains(CdsSet& h, Key k) { return h.contains(k); }
+};
+struct CdsMapOps {
+  static auto make(const fa::Setup&) {
+    fa::libcds_runtime();
+    return std::make_unique<CdsMap>(kCdsBuckets, 1);
+  }
+  static bool put(CdsMap& h, Key k, std::int64_t v, std::int64_t* old) {
+    // Insert a new node, or swap the value of the present one; a remove in
+    // between makes both fail: try again.
+    for (;;) {
+      if (h.insert(k, v)) return false;
+      if (h.find(k, [&](CdsMap::value_type& item) { *old = item.second.v.exchange(v); })) return true;
+    }
+  }
+  static bool get(CdsMap& h, Key k, std::int64_t* v) {
+    return h.find(k, [&](CdsMap::value_type& item) { *v = item.second.v.load(); });
+  }
+  static bool erase(CdsMap& h, Key k, std::int64_t* old) {
+    return h.erase(k, [&](CdsMap::value_type& item) { *old = item.second.v.load(); });
+  }
+};
+
+struct CdsSetAdapter : Keyed<CdsSet, op::Abstract::kSet, CdsSetOps>, fa::LibcdsThreads {};
+struct CdsMapAdapter : Keyed<CdsMap, op::Abstract::kMap, CdsMapOps>, fa::LibcdsThreads {};
+FERRITE_REGISTER_ADAPTER(CdsSetAdapter,
+                         transient("libcds-michael", "libcds",
+                                   "libcds MichaelHashSet (lock-free lists, Hazard Pointers; external, transient)"));
+FERRITE_REGISTER_ADAPTER(CdsMapAdapter,
+                         transient("libcds-michael", "libcds",
+                                   "libcds MichaelHashMap (lock-free lists, Hazard Pointers; external, transient)"));
+
+#endif  // FERRITE_HAVE_LIBCDS
+
+// ------------------------------------------------------------ oneTBB
+
+#ifdef FERRITE_HAVE_TBB
+
+struct Empty {};
+using TbbSet = tbb::concurrent_hash_map<Key, Empty>;
+struct TbbMap {
+  explicit TbbMap(std::size_t value_size) : value_size(value_size) {}
+  std::size_t value_size;
+  tbb::concurrent_hash_map<Key, std::string> map;
+};
+
+struct TbbSetOps {
+  static auto make(const fa::Setup&) { return std::make_unique<TbbSet>(); }
+  static bool insert(TbbSet& h, Key k) { return h.insert(TbbSet::value_type(k, Empty{})); }
+  static bool remove(TbbSet& h, Key k) { return h.erase(k); }
+  static bool contains(TbbSet& h, Key k) { return h.count(k) != 0; }
+};
+struct TbbMapOps {
+  using Map = tbb::concurrent_hash_map<Key, std::string>;
+  static auto make(const fa::Setup& s) { return std::make_unique<TbbMap>(s.value_size); }
+  static bool put(TbbMap& h, Key k, std::int64_t v, std::int64_t* old) {
+    std::string p = make_payload(v, h.value_size);
+    Map::accessor a;  // the element's write lock
+    const bool added = h.map.insert(a, k);
+    if (!added) *old = payload_value(a->second);
+    a->second = std::move(p);
+    return !added;
+  }
+  static bool get(TbbMap& h, Key k, std::int64_t* v) {
+    Map::const_accessor a;  // the element's read lock
+    if (!h.map.find(a, k)) return false;
+    *v = payload_value(a->second);
+    return true;
+  }
+  static bool erase(TbbMap& h, Key k, std::int64_t* old) {
+    Map::accessor a;
+    if (!h.map.find(a, k)) return false;
+    *old = payload_value(a->second);
+    return h.map.erase(a);
+  }
+};
+
+using TbbSetAdapter = Keyed<TbbSet, op::Abstract::kSet, TbbSetOps>;
+using TbbMapAdapter = Keyed<TbbMap, op::Abstract::kMap, TbbMapOps>;
+FERRITE_REGISTER_ADAPTER(TbbSetAdapter,
+                         transient("tbb-hashmap", "tbb",
+                                   "oneTBB concurrent_hash_map as a set (per-element locks; external, transient)"));
+FERRITE_REGISTER_ADAPTER(TbbMapAdapter,
+                         transient("tbb-hashmap", "tbb",
+                                   "oneTBB concurrent_hash_map (per-element locks; external, transient)"));
+
+#endif  // FERRITE_HAVE_TBB
+
+}  // namespace

@@ -1,0 +1,34 @@
+// ferrite/combining/internal/faults.h — fault switches of the deliberately
+// broken variants. Not API: users never name these.
+//
+// Every Ferrite structure proves its recovery with crash campaigns, and
+// proves the campaigns can fail with a broken variant: the same template
+// instantiated with a fault bit that removes one persistence step. The bits
+// are constexpr template parameters (0 = correct), so the correct code is
+// compiled exactly as if the switches did not exist. The adapters
+// (adapters/*.cc) register each broken variant with the crash campaigns.
+#pragma once
+
+namespace ferrite::combining {
+
+// Each bit removes one persistence step (broken variants; default 0).
+enum Fault : unsigned {
+  kNoFaults = 0,
+  kNoPfenceBetweenPwbs = 1u << 0,  // PBcomb Alg. 2 l.23 removed
+  kNoPsyncBeforeUnlock = 1u << 1,  // PBcomb Alg. 2 l.27 removed
+  kNoToPersist = 1u << 2,          // PBqueue Alg. 5 l.24 removed (nodes not written back)
+  kNoOldTail = 1u << 3,            // PBqueue Alg. 6 l.57 removed (dequeuers pass the tail)
+  kNoNodePwb = 1u << 4,            // PBstack: new nodes not written back
+  kNoHelperPwbS = 1u << 5,         // PWFcomb (the PWF helper's)
+};
+
+
+namespace pwf_fault {
+inline constexpr unsigned kNone = 0;
+inline constexpr unsigned kNoHelperPwbS = Fault::kNoHelperPwbS;  // Alg. 4 l.44–46 removed
+inline constexpr unsigned kNoPfenceRecord = 1u << 8;  // Alg. 4 l.29 removed
+inline constexpr unsigned kNoIndexPersist = 1u << 9;  // Index kept volatile (l.27–28)
+inline constexpr unsigned kNoConnectPwb = 1u << 10;   // PWFqueue: connecting next not persisted
+}  // namespace pwf_fault
+
+}  // namespace ferrite::combining

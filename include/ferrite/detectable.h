@@ -1,0 +1,230 @@
+// ferrite/detectable.h — exactly-once operations across crashes, the same
+// way for every detectable structure: begin, complete, recover.
+//
+// Detectable recovery (the PBcomb paper, Fatourou, Kallimanis, Kosmas,
+// PPoPP 2022, §2): after a crash, each thread calls the structure's
+// recovery function with the operation it was running — same op, same
+// arguments, same sequence number seq — and learns whether it took effect
+// and its response; if it had not, recovery completes it. The structure
+// records responses per (thread, seq) in its own persistent state (PBcomb's
+// ReturnVal/Deactivate, PWFcomb's StateRec); what the *system* must persist
+// is the (seq, op, args) each thread was running. That is OpLog.
+//
+//   ferrite::sync::ThreadRegistry threads(4);
+//   auto log = ferrite::OpLog::open_or_create(*pool, "oplog", 4);
+//   auto queue = pool->open_or_create<ferrite::combining::PBQueue<>>("jobs", 4);
+//   ferrite::Detectable<ferrite::combining::PBQueue<>> jobs(*queue, log);
+//   auto me = threads.acquire();
+//   if (auto r = jobs.recover(me)) { ... r->op was pending; r->response is its answer ... }
+//   auto job = jobs.run(me, {ferrite::op::kDequeue});   // = begin + complete
+//
+// A structure S is detectable when it offers, for the vocabulary of op.h,
+//   op::Response apply(int tid, std::uint64_t seq, const op::Op& o);
+//   op::Response recover(int tid, std::uint64_t seq, const op::Op& o);
+// with recover answering the same response as apply would have, and
+// completing the operation if it had not taken effect. Every PBcomb and
+// PWFcomb structure does (combining/*.h).
+//
+// OpLog layout and crash atomicity. A root "OpLog" holds, per thread, two
+// 32-byte records {seq, op, arg, arg2} in one cache line. begin() writes
+// the record for seq into slot seq % 2 (the previous record stays intact),
+// writes back op/args, pfence, then writes and writes back seq, then psync:
+// the record is durable before the operation starts. A line may tear at
+// 8-byte boundaries, so after a crash a slot carries either the new seq with
+// its new op/args or its old seq (smaller than the other slot's); pending()
+// takes the slot with the larger seq, so it never pairs a seq with another
+// operation's arguments. If begin() did not complete, pending() returns the
+// previous operation (completed: recover answers its response again) and the
+// new one was never invoked. Cost: 2 pwb (one line), 1 pfence, 1 psync per
+// operation; benchmarks exclude it, as the paper does.
+//
+// One OpLog serves one structure: its seqs are that structure's per-thread
+// sequence numbers, which must be consecutive (PBcomb's toggle bit is the
+// seq's parity). Do not mix a structure's seq-less convenience overloads
+// with Detectable on the same structure.
+//
+// Thread safety: begin/complete/recover/pending for distinct threads may run
+// concurrently; one thread handle runs one operation at a time.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "ferrite/op.h"
+#include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
+#include "ferrite/sync/thread_registry.h"
+
+namespace ferrite {
+
+// A thread's identity in every user-facing API: an id from a ThreadRegistry,
+// held for the thread's lifetime (RAII). Structures index per-thread slots by
+// its id().
+using Thread = sync::ThreadRegistry::Handle;
+
+struct OpRecord {
+  std::uint64_t seq = 0;  // 0: none
+  std::uint32_t op = 0;   // op::Kind (or the application's own code)
+  std::uint32_t reserved = 0;
+  std::int64_t arg = 0;
+  std::int64_t arg2 = 0;
+};
+static_assert(sizeof(OpRecord) == 32);
+static_assert(offsetof(OpRecord, seq) == 0 && offsetof(OpRecord, op) == 8 && offsetof(OpRecord, arg) == 16 &&
+              offsetof(OpRecord, arg2) == 24);
+
+struct OpLogRoot {
+  static constexpr std::uint32_t kTypeTag = 0x4f504c47;  // "OPLG"
+  // Version 2: op codes are op::Kind's (version 1 used combining's own).
+  static constexpr std::uint32_t kTypeVersion = 2;
+  static constexpr const char* kTypeName = "ferrite::OpLog";
+  static constexpr int kMaxThreads = 64;
+
+  struct alignas(64) Line {
+    OpRecord slot[2];
+  };
+  std::uint32_t threads;
+  std::uint32_t reserved = 0;
+  alignas(64) Line lines[kMaxThreads];
+
+  explicit OpLogRoot(int n) : threads(static_cast<std::uint32_t>(n)) {}
+};
+static_assert(sizeof(OpLogRoot::Line) == 64);
+static_assert(offsetof(OpLogRoot, lines) == 64);
+
+class OpLog {
+ public:
+  static OpLog create(pmem::Pool& pool, std::string_view name, int threads) {
+    if (threads <= 0 || threads > OpLogRoot::kMaxThreads)
+      throw std::invalid_argument("OpLog: threads must be in [1, 64]");
+    return OpLog(pool.create_root<OpLogRoot>(name, threads), threads);
+  }
+  static OpLog attach(pmem::Pool& pool, std::string_view name, int threads) {
+    auto* r = pool.root<OpLogRoot>(name);
+    if (r->threads != static_cast<std::uint32_t>(threads))
+      throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for " +
+                                  std::to_string(r->threads) + " threads, attach asked for " +
+                                  std::to_string(threads));
+    return OpLog(r, threads);
+  }
+  static OpLog open_or_create(pmem::Pool& pool, std::string_view name, int threads) {
+    return pool.has_root(name) ? attach(pool, name, threads) : create(pool, name, threads);
+  }
+  // The root holds no pointers: pool recovery keeps it and marks nothing else.
+  static void recover_root(pmem::Pool&, OpLogRoot*, const std::function<void(void*)>&) {}
+
+  // Persists (seq = last + 1, op, arg, arg2) for tid; returns seq. Call it
+  // right before invoking the operation with that seq.
+  std::uint64_t begin(int tid, std::uint32_t op, std::int64_t arg, std::int64_t arg2 = 0) {
+    auto& line = line_of(tid);
+    const std::uint64_t seq = last_seq(tid) + 1;
+    OpRecord& r = line.slot[seq % 2];
+    r.op = op;
+    r.arg = arg;
+    r.arg2 = arg2;
+    persist::pwb(&r, sizeof(OpRecord));
+    // PERSIST: op/args durable-ordered before the seq that validates them.
+    persist::pfence();
+    std::atomic_ref<std::uint64_t>(r.seq).store(seq, std::memory_order_relaxed);
+    persist::pwb(&r.seq);
+    // PERSIST: the record is durable before the operation starts.
+    persist::psync();
+    return seq;
+  }
+  std::uint64_t begin(int tid, const op::Op& o) {
+    return begin(tid, static_cast<std::uint32_t>(o.kind), o.arg, o.arg2);
+  }
+
+  // The latest record of tid (nullopt if tid never began an operation).
+  std::optional<OpRecord> pending(int tid) const {
+    const auto& line = line_of(tid);
+    const OpRecord& a = line.slot[0];
+    const OpRecord& b = line.slot[1];
+    const OpRecord& r = a.seq >= b.seq ? a : b;
+    if (r.seq == 0) return std::nullopt;
+    return r;
+  }
+  std::uint64_t last_seq(int tid) const {
+    const auto& line = line_of(tid);
+    return std::max(line.slot[0].seq, line.slot[1].seq);
+  }
+  int threads() const { return n_; }
+  const void* root() const { return root_; }
+
+ private:
+  OpLog(OpLogRoot* r, int n) : root_(r), n_(n) {}
+  OpLogRoot::Line& line_of(int tid) const {
+    if (tid < 0 || tid >= n_)
+      throw std::out_of_range("OpLog: thread id " + std::to_string(tid) + " outside [0, " +
+                              std::to_string(n_) + ")");
+    return root_->lines[tid];
+  }
+  OpLogRoot* root_;
+  int n_;
+};
+
+inline const bool kOpLogRootRegistered = pmem::register_root_type<OpLogRoot>(&OpLog::recover_root);
+
+template <class S>
+concept DetectableStructure = requires(S& s, int tid, std::uint64_t seq, const op::Op& o) {
+  { s.apply(tid, seq, o) } -> std::same_as<op::Response>;
+  { s.recover(tid, seq, o) } -> std::same_as<op::Response>;
+};
+
+// Exactly-once operations on a detectable structure S, for threads holding
+// a ThreadRegistry handle. Holds references: S and the OpLog outlive it.
+template <DetectableStructure S>
+class Detectable {
+ public:
+  Detectable(S& s, OpLog& log) : s_(&s), log_(&log) {}
+
+  // Makes (seq, op) durable for this thread; the operation has not run yet.
+  std::uint64_t begin(const Thread& t, const op::Op& o) { return log_->begin(id(t), o); }
+  // Runs the operation begun last by this thread and returns its response.
+  op::Response complete(const Thread& t) {
+    const auto rec = log_->pending(id(t));
+    if (!rec) throw std::logic_error("Detectable::complete: this thread has begun no operation");
+    return s_->apply(id(t), rec->seq, to_op(*rec));
+  }
+  // begin + complete.
+  op::Response run(const Thread& t, const op::Op& o) {
+    begin(t, o);
+    return complete(t);
+  }
+
+  struct Recovered {
+    std::uint64_t seq;
+    op::Op op;
+    op::Response response;
+  };
+  // After a restart: the operation this thread had begun last (nullopt if
+  // none), completed if it had not taken effect, with its response. Calling
+  // it for an operation that had completed is fine: it answers the same
+  // response again. Idempotent.
+  std::optional<Recovered> recover(const Thread& t) {
+    const auto rec = log_->pending(id(t));
+    if (!rec) return std::nullopt;
+    const op::Op o = to_op(*rec);
+    return Recovered{rec->seq, o, s_->recover(id(t), rec->seq, o)};
+  }
+
+ private:
+  static int id(const Thread& t) {
+    if (!t) throw std::invalid_argument("Detectable: the thread handle holds no id");
+    return t.id();
+  }
+  static op::Op to_op(const OpRecord& r) { return {static_cast<std::int32_t>(r.op), r.arg, r.arg2}; }
+  S* s_;
+  OpLog* log_;
+};
+
+}  // namespace ferrite
