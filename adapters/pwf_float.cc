@@ -37,6 +37,19 @@ struct PWFFloat {
   }
   static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->read())}; }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
+  // Reads 1 in 10, factors without 1.5 (no-index's lost round needs a factor
+  // sequence whose partial products differ; this is the workload it was
+  // proven to catch with).
+  static op::Op next_op(int, std::uint64_t& rng, fa::Workload&) {
+    static constexpr double kFactors[] = {2.0, 0.5, 3.0, 0.25};
+    rng += 0x9e3779b97f4a7c15ull;  // splitmix64
+    std::uint64_t r = rng;
+    r = (r ^ (r >> 30)) * 0xbf58476d1ce4e5b9ull;
+    r = (r ^ (r >> 27)) * 0x94d049bb133111ebull;
+    r ^= r >> 31;
+    if (r % 10 == 0) return {op::kRead, 0, 0};
+    return {op::kMul, fa::double_bits(kFactors[(r >> 8) % 4]), 0};
+  }
 };
 
 using fa::Origin;
