@@ -72,6 +72,7 @@ struct Setup {
   int heap_capacity = 512;       // bounded heaps: keys (crash workloads never fill 512)
   std::string pool_dir = "/dev/shm";  // techniques with files of their own (PMDK)
   std::uint64_t prefill = 0;     // bench: elements inserted before timing (bounded structures)
+  std::uint64_t key_range = 0;   // bench set/map workloads: keys in [1, key_range] (0: not a keyed run)
 };
 
 struct Registration {
@@ -229,6 +230,7 @@ bool register_adapter(Registration r) {
     s.heap_capacity = p.heap_capacity;
     s.pool_dir = p.pool_dir;
     s.prefill = p.prefill;
+    s.key_range = p.key_range;
     return std::unique_ptr<bench::Instance>(new internal::Instance<A>(pool, s));
   };
   return internal::add(std::move(r), A::kAbstract, A::kDetectable, persistent, std::move(subject),

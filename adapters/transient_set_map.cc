@@ -8,7 +8,7 @@
 //   libcds-michael   libcds 2.3 MichaelHashSet / MichaelHashMap over
 //                    Michael's lock-free lists, Hazard Pointer GC (external
 //                    code; the hash table nbMontage's Fig. 4 makes durable),
-//                    2^20 buckets (nbMontage: 1 M)
+//                    one bucket per key of the key range (2^20 if unknown)
 //   tbb-hashmap      oneTBB concurrent_hash_map (external code; per-element
 //                    reader-writer locks), for the set with an empty value
 //
@@ -183,7 +183,11 @@ struct KeyHash {
     return static_cast<std::size_t>(x ^ (x >> 31));
   }
 };
-constexpr std::size_t kCdsBuckets = std::size_t{1} << 20;
+// One bucket per key of the run's key range (load factor 1), 2^20 when the
+// range is unknown (nbMontage's 1 M keys).
+inline std::size_t cds_buckets(const fa::Setup& s) {
+  return s.key_range > 0 ? static_cast<std::size_t>(s.key_range) : std::size_t{1} << 20;
+}
 
 struct CdsListTraits : cds::container::michael_list::traits {
   typedef std::less<Key> less;
@@ -209,18 +213,18 @@ using CdsMapList = cds::container::MichaelKVList<cds::gc::HP, Key, Cell, CdsList
 using CdsMap = cds::container::MichaelHashMap<cds::gc::HP, CdsMapList, CdsHashTraits>;
 
 struct CdsSetOps {
-  static auto make(const fa::Setup&) {
+  static auto make(const fa::Setup& s) {
     fa::libcds_runtime();
-    return std::make_unique<CdsSet>(kCdsBuckets, 1);
+    return std::make_unique<CdsSet>(cds_buckets(s), 1);
   }
   static bool insert(CdsSet& h, Key k) { return h.insert(k); }
   static bool remove(CdsSet& h, Key k) { return h.erase(k); }
   static bool contains(CdsSet& h, Key k) { return h.contains(k); }
 };
 struct CdsMapOps {
-  static auto make(const fa::Setup&) {
+  static auto make(const fa::Setup& s) {
     fa::libcds_runtime();
-    return std::make_unique<CdsMap>(kCdsBuckets, 1);
+    return std::make_unique<CdsMap>(cds_buckets(s), 1);
   }
   static bool put(CdsMap& h, Key k, std::int64_t v, std::int64_t* old) {
     // Insert a new node, or swap the value of the present one; a remove in

@@ -9,8 +9,9 @@ Writes, per experiment group (structure x workload x backend x heap size):
   <group>-verbs.png        pwb, pfence, psync per operation vs threads — Figs 2/5
 and, when several heap sizes were measured, heap-sizes-<backend>.png
 (throughput vs threads per heap size, Fig. 7b). Prints the files it wrote.
-Line style: solid = Ferrite (pb-*, pwf-*, pbcomb*, pwfcomb*), dashed = persistent competitor,
-dotted = transient.
+Line style: solid = Ferrite's own techniques (the record's "ferrite" field), dashed =
+persistent competitor, dotted = transient. Set/map (key-mix) groups also carry the
+get:insert:remove mix and key range in their names.
 """
 import argparse
 import json
@@ -36,8 +37,11 @@ except ImportError:
 
 
 def kind(rec):
-    t = rec["technique"]
-    if t.startswith(("pb-", "pwf-", "pbcomb", "pwfcomb")):
+    if "ferrite" in rec:
+        ferrite = bool(rec["ferrite"])
+    else:  # files written before the "ferrite" field existed
+        ferrite = rec["technique"].startswith(("pb-", "pwf-", "pbcomb", "pwfcomb"))
+    if ferrite:
         return "ferrite"
     return "persistent" if rec.get("persistent") else "transient"
 
@@ -50,23 +54,28 @@ def slug(text):
 
 
 def group_key(r):
-    return (r.get("experiment", ""), r["structure"], r["workload"], r["backend"], r.get("heap_size", 0))
+    return (r.get("experiment", ""), r["structure"], r["workload"], r["backend"], r.get("heap_size", 0),
+            r.get("mix", ""), r.get("key_range", 0))
 
 
 def group_name(key):
-    exp, structure, workload, backend, heap = key
+    exp, structure, workload, backend, heap, mix, keys = key
     parts = [exp] if exp else []
     parts += [structure, workload, backend]
     if heap:
         parts.append("heap%d" % heap)
+    if mix:
+        parts.append("mix%s-keys%d" % (mix.replace(":", "-"), keys))
     return slug("-".join(parts))
 
 
 def group_title(key, machine):
-    exp, structure, workload, backend, heap = key
+    exp, structure, workload, backend, heap, mix, keys = key
     t = "%s (%s), backend %s" % (structure, workload, backend)
     if heap:
         t += ", heap size %d" % heap
+    if mix:
+        t += ", get:insert:remove %s, keys 1..%d" % (mix, keys)
     if exp:
         t = exp + ": " + t
     if machine:
@@ -148,7 +157,7 @@ def plot_heap_sizes(backend, recs, machine, path):
                 linestyle=STYLE[kind(rs[0])], label="%s, %d keys" % (name, size))
     set_thread_ticks(ax, recs)
     ax.set_ylabel("Mops/s (median)")
-    ax.set_title(group_title(("", "heap", "heap-pairs", backend, 0), machine), fontsize=9)
+    ax.set_title(group_title(("", "heap", "heap-pairs", backend, 0, "", 0), machine), fontsize=9)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=6, ncol=2)

@@ -211,6 +211,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
   params.value_size = e.value_size;
   params.heap_capacity = e.heap_size;
   params.prefill = effective_prefill(e);
+  params.key_range = e.workload == Workload::kKeyMix ? e.key_range : 0;
   params.pool_dir = e.pool_dir;
   params.backend = e.backend;
   params.seed = seed;

@@ -17,7 +17,8 @@ import bench_json
 
 
 def key(r):
-    return (r["experiment"], r["structure"], r["backend"], r.get("heap_size", 0), r["workload"])
+    return (r["experiment"], r["structure"], r["backend"], r.get("heap_size", 0), r["workload"], r.get("mix", ""),
+            r.get("key_range", 0))
 
 
 def main():
@@ -31,7 +32,7 @@ def main():
         if a.experiment and r["experiment"] not in a.experiment:
             continue
         groups.setdefault(key(r), []).append(r)
-    for (exp, structure, backend, heap, workload), rs in groups.items():
+    for (exp, structure, backend, heap, workload, mix, keys), rs in groups.items():
         threads = sorted({r["threads"] for r in rs})
         techs = list(OrderedDict.fromkeys(r["technique"] for r in rs))
         by = {(r["technique"], r["threads"]): r for r in rs}
@@ -39,6 +40,8 @@ def main():
         title = f"{exp}: {structure}, workload {workload}, backend {backend}"
         if heap:
             title += f", heap size {heap}"
+        if mix:
+            title += f", get:insert:remove {mix}, keys 1..{keys}"
         print(f"#### {title}\n")
         print(f"Reference for the ratios: `{ref}`. Cells: median Mops/s [spread min-max in % of the median].\n")
         hdr = ["technique"] + [f"{t} thr" for t in threads] + ["ratio " + "/".join(map(str, threads)),

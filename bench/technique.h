@@ -42,6 +42,7 @@ struct RunParams {
   std::size_t value_size = 8;      // payload bytes per element (>= 8)
   int heap_capacity = 1024;        // bounded heaps: keys
   std::uint64_t prefill = 0;       // elements inserted before timing
+  std::uint64_t key_range = 0;     // set/map workloads: keys in [1, key_range] (0 otherwise)
   std::string pool_dir = "/dev/shm";
   persist::BackendConfig backend{};
   std::uint64_t seed = 1;
@@ -101,9 +102,3 @@ bool register_technique(Technique t);
 const Technique* find_technique(Structure s, const std::string& name);
 
 }  // namespace ferrite::bench
-
-#define FERRITE_BENCH_CAT2(a, b) a##b
-#define FERRITE_BENCH_CAT(a, b) FERRITE_BENCH_CAT2(a, b)
-#define FERRITE_REGISTER_TECHNIQUE(...)                                  \
-  static const bool FERRITE_BENCH_CAT(ferrite_tech_reg_, __COUNTER__) = \
-      ::ferrite::bench::register_technique(::ferrite::bench::Technique __VA_ARGS__)

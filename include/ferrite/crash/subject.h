@@ -1,14 +1,11 @@
 // ferrite/crash/subject.h — what a crash campaign needs from a structure.
 //
-// crash/ knows nothing of any specific structure: each durable structure
-// (in tests/ or tools/, never in the structure's own header) provides an
-// adapter implementing Subject and registers it with one line:
-//
-//   FERRITE_REGISTER_CRASH_SUBJECT("pb-queue", "correct", false,
-//                                  "PBqueue, as in the paper", make_pbqueue_subject);
-//
-// (broken = true marks a deliberately broken variant that campaigns are
-// expected to catch.) The reference adapter is tools/subjects/reference_log.cc.
+// crash/ knows nothing of any specific structure: each durable structure's
+// adapter (adapters/, never the structure's own header) is turned into a
+// Subject by adapters/adapter.h and registered here by its one registration
+// (register_subject; expect_violation marks a deliberately broken variant
+// that campaigns are expected to catch). Tests may register test-local
+// subjects the same way. The reference adapter is adapters/reference_log.cc.
 //
 // Operations are encoded as (kind, arg) pairs interpreted by the sequential
 // specification named by `spec()`; responses as (has_value, value):
@@ -121,11 +118,5 @@ struct SubjectInfo {
 std::vector<SubjectInfo>& subjects();
 bool register_subject(SubjectInfo info);
 const SubjectInfo* find_subject(const std::string& structure, const std::string& variant);
-
-#define FERRITE_CRASH_CAT2(a, b) a##b
-#define FERRITE_CRASH_CAT(a, b) FERRITE_CRASH_CAT2(a, b)
-#define FERRITE_REGISTER_CRASH_SUBJECT(structure, variant, broken, desc, factory) \
-  static const bool FERRITE_CRASH_CAT(ferrite_crash_reg_, __COUNTER__) =         \
-      ::ferrite::crash::register_subject({structure, variant, broken, desc, factory})
 
 }  // namespace ferrite::crash
