@@ -23,14 +23,9 @@ struct PBFloat {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PBAtomicFloat<F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kRead) return op::Response::of(fa::double_bits(h->read(tid, seq)));
-    if (o.kind == op::kMul) return op::Response::of(fa::double_bits(h->mul(tid, seq, fa::bits_double(o.arg))));
-    fa::unsupported("pbcomb-float", o);
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    return op::Response::of(fa::double_bits(h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), fa::bits_double(o.arg))));
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->value())}; }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

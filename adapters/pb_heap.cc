@@ -1,11 +1,8 @@
 // adapters/pb_heap.cc — PBheap (include/ferrite/combining/pb_heap.h): a
 // bounded min-heap in the PBcomb state, and its broken variants.
-#include <stdexcept>
-
 #include "adapter.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_heap.h"
-#include "pbcomb_response.h"
 
 namespace {
 
@@ -25,20 +22,9 @@ struct PBHeap {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PBHeap<F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    switch (o.kind) {
-      case op::kInsert:
-        // A full bounded heap answers "full" (no value): the crash workloads
-        // stay below capacity; the bench counts it like an empty remove.
-        return h->insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
-      case op::kDeleteMin: return op::Response::from(h->delete_min(tid, seq));
-      case op::kGetMin: return op::Response::from(h->get_min(tid, seq));
-      default: fa::unsupported("pb-heap", o);
-    }
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    return fa::pbcomb_response(o.kind, h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), o.arg));
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->sorted(); }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

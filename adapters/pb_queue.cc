@@ -3,7 +3,6 @@
 #include "adapter.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_queue.h"
-#include "pbcomb_response.h"
 
 namespace {
 
@@ -23,17 +22,9 @@ struct PBQueue {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PBQueue<F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kEnqueue) {
-      h->enqueue(tid, seq, o.arg);
-      return op::Response::ack();
-    }
-    if (o.kind == op::kDequeue) return op::Response::from(h->dequeue(tid, seq));
-    fa::unsupported("pb-queue", o);
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    return fa::pbcomb_response(o.kind, h->recover(tid, seq, static_cast<fc::OpCode>(o.kind), o.arg));
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

@@ -25,6 +25,10 @@
 // count (the append took effect: its index) or appends again.
 #pragma once
 
+#include <functional>
+
+#include "ferrite/pmem/root_registry.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -125,5 +129,10 @@ class PLog {
 };
 
 static_assert(sizeof(PLog) <= 65536, "PLog must fit one heap block");
+
+// The log is one root block with no pointers: pool recovery keeps it and
+// marks nothing else (its volatile lock is reset by recover() on attach).
+inline void plog_recover_root(pmem::Pool&, PLog*, const std::function<void(void*)>&) {}
+inline const bool kPLogRootRegistered = pmem::register_root_type<PLog>(&plog_recover_root);
 
 }  // namespace ferrite::examples

@@ -1,7 +1,5 @@
 // adapters/pwf_heap.cc — PWFheap (include/ferrite/combining/pwf_heap.h): a
 // bounded min-heap in the PWFcomb state, and its broken variants.
-#include <stdexcept>
-
 #include "adapter.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_heap.h"
@@ -26,21 +24,9 @@ struct PWFHeap {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PWFHeap<F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    switch (o.kind) {
-      case op::kInsert: return h->insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
-      case op::kDeleteMin: return op::Response::from(h->delete_min(tid, seq));
-      case op::kGetMin: return op::Response::from(h->get_min(tid, seq));
-      default: fa::unsupported("pwf-heap", o);
-    }
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    switch (o.kind) {
-      case op::kInsert: return h->recover_insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
-      case op::kGetMin: return op::Response::from(h->recover_get_min(tid, seq));
-      default: return op::Response::from(h->recover_delete_min(tid, seq));
-    }
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

@@ -25,21 +25,9 @@ struct PWFQueue {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PWFQueue<F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kEnqueue) {
-      h->enqueue(tid, seq, o.arg);
-      return op::Response::ack();
-    }
-    if (o.kind == op::kDequeue) return op::Response::from(h->dequeue(tid, seq));
-    fa::unsupported("pwf-queue", o);
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kEnqueue) {
-      h->recover_enqueue(tid, seq, o.arg);
-      return op::Response::ack();
-    }
-    return op::Response::from(h->recover_dequeue(tid, seq));
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

@@ -24,21 +24,9 @@ struct PWFStack {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PWFStack<E, R, F>::attach(pool, s.name, s.threads);
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kPush) {
-      h->push(tid, seq, o.arg);
-      return op::Response::ack();
-    }
-    if (o.kind == op::kPop) return op::Response::from(h->pop(tid, seq));
-    fa::unsupported("pwf-stack", o);
-  }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
-    if (o.kind == op::kPush) {
-      h->recover_push(tid, seq, o.arg);
-      return op::Response::ack();
-    }
-    return op::Response::from(h->recover_pop(tid, seq));
-  }
+  // The structure speaks the vocabulary itself (apply/recover on op::Op).
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
   static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };

@@ -34,6 +34,15 @@ TEST(BenchCli, UsageErrorsExitTwo) {
       "bench --structure queue --pool-dir /nonexistent/dir",
       "bench --quick --full",
       "bench --no-such-flag",
+      "bench --structure set --mix 50:50:50",
+      "bench --structure set --mix 50:50",
+      "bench --structure map --read-pct 101",
+      "bench --structure set --mix 50:25:25 --read-pct 50",
+      "bench --structure set --key-range 0",
+      "bench --structure set --key-range 1000 --prefill 1001",
+      "bench --structure set --workload pairs",
+      "bench --structure queue --mix 50:25:25",
+      "bench --structure queue --workload key-mix",
   };
   for (const char* args : bad) {
     const Result r = run_cli(args);
@@ -47,6 +56,48 @@ TEST(BenchCli, ListShowsTransientCompetitors) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("transient-ms"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("transient-treiber"), std::string::npos) << r.output;
+  // The family column, and the set and map competitors.
+  EXPECT_NE(r.output.find("libcds "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("set:\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("map:\n"), std::string::npos) << r.output;
+}
+
+TEST(BenchCli, BadMixSaysWhy) {
+  const Result r = run_cli("bench --structure set --mix 50:50:50");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sum to 100"), std::string::npos) << r.output;
+}
+
+TEST(BenchCli, SetAndMapRunsReportHitRates) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-keyed-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "k.json").string(), csv = (dir / "k.csv").string();
+  const Result r = run_cli("bench --structure set,map --techniques mutex-std --threads 1,2 --ops 300 --reps 1 "
+                           "--warmup 0 --work 8 --key-range 2000 --mix 80:10:10 --value-size 32 --json " + json +
+                           " --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("get:insert:remove 80:10:10 | keys 1..2000 | prefill 1000"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("hit%"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.size(), 4u);  // (set, map) x 2 thread counts
+  for (const auto& rec : j) {
+    EXPECT_EQ(rec.at("workload").get<std::string>(), "key-mix");
+    EXPECT_EQ(rec.at("family").get<std::string>(), "transient");
+    EXPECT_FALSE(rec.at("ferrite").get<bool>());
+    EXPECT_EQ(rec.at("prefill").get<std::uint64_t>(), 1000u);
+    EXPECT_EQ(rec.at("value_size").get<std::uint64_t>(), 32u);
+    EXPECT_EQ(rec.at("ops_total").get<std::uint64_t>(), 300u * rec.at("threads").get<std::uint64_t>());
+    const double hit = rec.at("hit_rate").get<double>();
+    EXPECT_GE(hit, 0.0);
+    EXPECT_LE(hit, 1.0);
+  }
+  std::ifstream c(csv);
+  std::string header;
+  std::getline(c, header);
+  EXPECT_NE(header.find(",family,ferrite,ablation,mix,key_range,"), std::string::npos) << header;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BenchCli, TinyRunWritesJsonAndCsv) {

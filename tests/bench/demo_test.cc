@@ -1,11 +1,18 @@
 // tests/bench/demo_test.cc — `ferrite demo` step 1 (exactly-once across
 // SIGKILLs) passes, and fails when the worker skips detectable recovery:
-// the check can fail.
+// the check can fail. Its worker, the example program exactly-once
+// (examples/exactly_once.cc), answers usage errors and missing pools
+// plainly, and proves exactly-once by itself after a kill.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include "common/process.h"
 
@@ -34,6 +41,56 @@ TEST(Demo, SkippingRecoveryLosesJobsAndIsCaught) {
 
 TEST(Demo, BadStepIsAUsageError) {
   EXPECT_EQ(run_cli("demo --steps 7").code, 2);
+  EXPECT_EQ(run_cli("demo --steps x").code, 2);
+}
+
+// The example is built next to `ferrite`.
+const std::string kExample = (std::filesystem::path(FERRITE_CLI_PATH).parent_path() / "exactly-once").string();
+
+Result example(const std::string& args) { return ferrite::test::run_command(kExample, args); }
+
+TEST(ExactlyOnceExample, HelpAndUsageErrors) {
+  const Result help = example("--help");
+  EXPECT_EQ(help.code, 0) << help.output;
+  EXPECT_NE(help.output.find("usage:"), std::string::npos) << help.output;
+  for (const char* bad : {"", "frobnicate /dev/shm/x.pool", "init", "init /dev/shm/x.pool --jobs",
+                          "init /dev/shm/x.pool --jobs x", "init /dev/shm/x.pool --jobs 0",
+                          "run /dev/shm/x.pool --json", "verify /dev/shm/x.pool --no-such-flag"}) {
+    const Result r = example(bad);
+    EXPECT_EQ(r.code, 2) << "'" << bad << "': " << r.output;
+    EXPECT_NE(r.output.find("exactly-once: "), std::string::npos) << "'" << bad << "': no message";
+  }
+}
+
+TEST(ExactlyOnceExample, MissingPoolIsAClearError) {
+  const Result r = example("verify /dev/shm/ferrite-definitely-missing.pool");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("ferrite-definitely-missing.pool"), std::string::npos) << r.output;
+}
+
+TEST(ExactlyOnceExample, KilledWorkerRecoversAndEveryJobIsDoneOnce) {
+  const std::string pool = "/dev/shm/ferrite-test-" + std::to_string(::getpid()) + "-example.pool";
+  ::unlink(pool.c_str());
+  ASSERT_EQ(example("init " + pool + " --jobs 1500 --threads 3").code, 0);
+  for (int i = 0; i < 3; ++i) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::execl(kExample.c_str(), kExample.c_str(), "run", pool.c_str(), "--job-us", "200", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));  // the moment of the kill, not a synchronization
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+  }
+  const Result run = example("run " + pool);
+  EXPECT_EQ(run.code, 0) << run.output;
+  const Result v = example("verify " + pool + " --json");
+  EXPECT_EQ(v.code, 0) << v.output;
+  EXPECT_NE(v.output.find("\"missing\": 0,"), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find("\"exactly_once\": true"), std::string::npos) << v.output;
+  ::unlink(pool.c_str());
 }
 
 }  // namespace

@@ -23,6 +23,18 @@ namespace {
 
 std::uint64_t scaled(std::uint64_t n) { return test::scaled<std::uint64_t>(n, 8); }
 
+// A technique made here (registered ones come from adapters/adapter.h).
+Technique test_technique(std::string name, Structure s, bool persistent, Technique::MakeFn make) {
+  Technique t;
+  t.name = std::move(name);
+  t.structure = s;
+  t.persistent = persistent;
+  t.description = "test";
+  t.make = std::move(make);
+  t.family = "test";
+  return t;
+}
+
 Experiment tiny(Structure s, std::vector<std::string> techniques, std::uint64_t ops) {
   Experiment e;
   e.label = "test";
@@ -150,14 +162,14 @@ TEST(BenchHarness, RejectsInconsistentExperiments) {
 // not hang the other workers at a barrier.
 class FailingInstance final : public Instance {
  public:
-  explicit FailingInstance(int where) : where_(where) {}
+  explicit FailingInstance(int where) : Instance(Structure::kQueue), where_(where) {}
   void thread_init(int tid) override {
     if (where_ == 0 && tid == 1) throw std::runtime_error("init failed");
   }
-  void insert(int tid, std::uint64_t seq, std::int64_t) override {
-    if (where_ == 1 && tid == 1 && seq > 5) throw std::runtime_error("insert failed");
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) override {
+    if (o.kind == op::kEnqueue && where_ == 1 && tid == 1 && seq > 5) throw std::runtime_error("insert failed");
+    return op::Response::none();
   }
-  bool remove(int, std::uint64_t, std::int64_t*) override { return false; }
 
  private:
   int where_;
@@ -165,29 +177,31 @@ class FailingInstance final : public Instance {
 
 TEST(BenchHarness, WorkerFailuresAreReportedWithoutHanging) {
   for (int where : {0, 1}) {
-    Technique t{"failing", Structure::kQueue, false, "test",
-                [where](const RunParams&, pmem::Pool*) { return std::make_unique<FailingInstance>(where); }};
+    Technique t = test_technique("failing", Structure::kQueue, false,
+                [where](const RunParams&, pmem::Pool*) { return std::make_unique<FailingInstance>(where); });
     t.needs_pool = false;
     Experiment e = tiny(Structure::kQueue, {}, 100);
     EXPECT_THROW(run_rep(t, e, 2, 1), std::runtime_error) << where;
   }
-  Technique bad{"bad", Structure::kQueue, false, "test",
-                [](const RunParams&, pmem::Pool*) -> std::unique_ptr<Instance> { return nullptr; }};
+  Technique bad = test_technique("bad", Structure::kQueue, false,
+                [](const RunParams&, pmem::Pool*) -> std::unique_ptr<Instance> { return nullptr; });
   bad.needs_pool = false;
   EXPECT_THROW(run_rep(bad, tiny(Structure::kQueue, {}, 10), 1, 1), std::runtime_error);
 }
 
-Record fake(const std::string& tech, bool persistent, int threads, double mops) {
+Record fake(const std::string& tech, bool persistent, int threads, double mops, bool ferrite = false) {
   Record r;
   r.technique = tech;
   r.persistent = persistent;
+  r.ferrite = ferrite;
   r.threads = threads;
   r.mops_median = mops;
   return r;
 }
 
 TEST(BenchHarness, ReferenceIsBestPersistentCompetitorElseFirst) {
-  std::vector<Record> rs = {fake("pb-queue", true, 1, 10), fake("pb-queue", true, 2, 12),
+  // Ferrite's own technique is never the reference, whatever its name.
+  std::vector<Record> rs = {fake("queue-a", true, 1, 10, true), fake("queue-a", true, 2, 12, true),
                             fake("fhmp", true, 1, 3),      fake("fhmp", true, 2, 4),
                             fake("pmdk-tx", true, 1, 1),   fake("pmdk-tx", true, 2, 1),
                             fake("transient-ms", false, 1, 50), fake("transient-ms", false, 2, 60)};
@@ -225,6 +239,11 @@ TEST(BenchHarness, JsonAndCsvCarryTheSchema) {
       EXPECT_GE(j.at(f).get<double>(), 0.0) << f;
     }
     EXPECT_TRUE(j.at("persistent").is_boolean());
+    EXPECT_TRUE(j.at("ferrite").is_boolean());
+    EXPECT_TRUE(j.at("ablation").is_boolean());
+    EXPECT_EQ(j.at("family").get<std::string>(), "transient");
+    EXPECT_TRUE(j.at("hit_rate").is_null());  // not a keyed workload
+    EXPECT_EQ(j.at("mix").get<std::string>(), "");
     EXPECT_TRUE(j.at("error").is_null());
     EXPECT_TRUE(j.at("verbs_per_op").is_object());
     const auto& mj = j.at("machine");
@@ -248,7 +267,11 @@ TEST(BenchHarness, PlansCoverThePaper) {
   for (const auto& e : quick) {
     structures.insert(structure_name(e.structure));
     EXPECT_EQ(e.threads, (std::vector<int>{1, 2}));
-    for (const auto& t : e.techniques) EXPECT_NE(find_technique(e.structure, t), nullptr);
+    for (const auto& t : e.techniques) {
+      const Technique* tech = find_technique(e.structure, t);
+      ASSERT_NE(tech, nullptr) << t;
+      EXPECT_FALSE(tech->ablation) << t << ": the quick plan runs main techniques only";
+    }
   }
   EXPECT_EQ(structures, (std::set<std::string>{"atomic-float", "stack", "queue", "heap"}));
   std::set<std::string> labels, backends;
@@ -292,18 +315,19 @@ namespace {
 // therefore report exactly 0.5 pwb per operation.
 class PoolCounter final : public Instance {
  public:
-  PoolCounter(const RunParams& p, pmem::Pool* pool) {
+  PoolCounter(const RunParams& p, pmem::Pool* pool) : Instance(Structure::kQueue) {
     if (pool == nullptr) throw std::logic_error("no pool");
     slots_ = static_cast<std::int64_t*>(pool->heap().alloc(64 * static_cast<std::size_t>(p.max_threads), 0));
   }
-  void insert(int tid, std::uint64_t, std::int64_t v) override {
+  op::Response apply(int tid, std::uint64_t, const op::Op& o) override {
+    if (o.kind != op::kEnqueue) return op::Response::none();
     std::int64_t* w = slots_ + 8 * tid;  // one line per thread
-    *w = v;
+    *w = o.arg;
     persist::pwb(w);
     persist::pfence();
     persist::psync();
+    return op::Response::ack();
   }
-  bool remove(int, std::uint64_t, std::int64_t*) override { return false; }
 
  private:
   std::int64_t* slots_;
@@ -318,8 +342,8 @@ std::size_t bench_pool_files(const std::string& dir) {
 }
 
 TEST(BenchHarness, PoolTechniquesGetAFreshPoolAndExactVerbCounts) {
-  Technique t{"pool-counter", Structure::kQueue, true, "test",
-              [](const RunParams& p, pmem::Pool* pool) { return std::make_unique<PoolCounter>(p, pool); }};
+  Technique t = test_technique("pool-counter", Structure::kQueue, true,
+              [](const RunParams& p, pmem::Pool* pool) { return std::make_unique<PoolCounter>(p, pool); });
   t.pool_size = 16u << 20;
   for (const char* backend : {"hardware", "off"}) {
     Experiment e = tiny(Structure::kQueue, {}, 100);
@@ -335,6 +359,171 @@ TEST(BenchHarness, PoolTechniquesGetAFreshPoolAndExactVerbCounts) {
     EXPECT_NE(r.media, "none");
     EXPECT_EQ(bench_pool_files(e.pool_dir), before) << "the pool file was not deleted";
   }
+}
+
+}  // namespace
+}  // namespace ferrite::bench
+
+// ------------------------------------------------------------------ keyed workloads
+
+namespace ferrite::bench {
+namespace {
+
+Experiment keyed(Structure s, std::uint64_t ops) {
+  Experiment e = tiny(s, technique_names(s, true), ops);
+  e.workload = Workload::kKeyMix;
+  e.key_range = 1000;
+  return e;
+}
+
+TEST(BenchHarness, EveryTechniqueHasItsRegistrationFields) {
+  for (const auto& t : techniques()) {
+    EXPECT_FALSE(t.family.empty()) << structure_name(t.structure) << "/" << t.name;
+    if (t.ferrite) {
+      EXPECT_TRUE(t.persistent) << t.name;
+    }
+  }
+  EXPECT_NE(find_technique(Structure::kSet, "mutex-std"), nullptr);
+  EXPECT_NE(find_technique(Structure::kMap, "mutex-std"), nullptr);
+#ifdef FERRITE_HAVE_LIBCDS
+  EXPECT_NE(find_technique(Structure::kSet, "libcds-michael"), nullptr);
+  EXPECT_NE(find_technique(Structure::kMap, "libcds-michael"), nullptr);
+#endif
+#ifdef FERRITE_HAVE_TBB
+  EXPECT_NE(find_technique(Structure::kMap, "tbb-hashmap"), nullptr);
+#endif
+}
+
+// Every set and map technique on the default 50:25:25 mix: operations add
+// up, the prefill reached half the key range, rates are rates, and the
+// number of keys present at the end is possible.
+TEST(BenchHarness, SetAndMapWorkloadsAreConsistent) {
+  const std::uint64_t ops = scaled(4000);
+  for (Structure s : {Structure::kSet, Structure::kMap}) {
+    Experiment e = keyed(s, ops);
+    ASSERT_FALSE(e.techniques.empty()) << structure_name(s);
+    EXPECT_EQ(default_workload(s), Workload::kKeyMix);
+    EXPECT_EQ(effective_prefill(e), 500u);
+    const auto records = run_experiment(e);
+    ASSERT_EQ(records.size(), e.techniques.size() * 2);
+    for (const Record& r : records) {
+      SCOPED_TRACE(r.structure + "/" + r.technique + " threads=" + std::to_string(r.threads));
+      ASSERT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(r.workload, "key-mix");
+      EXPECT_EQ(r.mix, "50:25:25");
+      EXPECT_EQ(r.key_range, 1000u);
+      EXPECT_EQ(r.prefill, 500u);
+      EXPECT_EQ(r.ops_total, ops * static_cast<std::uint64_t>(r.threads));
+      EXPECT_EQ(r.lookups + r.inserts + r.removes, r.ops_total);
+      EXPECT_LE(r.lookup_hits, r.lookups);
+      EXPECT_LE(r.keys_added, r.inserts);
+      EXPECT_LE(r.empty_removes, r.removes);
+      ASSERT_TRUE(r.hit_rate.has_value());
+      EXPECT_GE(*r.hit_rate, 0.0);
+      EXPECT_LE(*r.hit_rate, 1.0);
+      if (r.lookups >= 400) {  // about half the keys are present throughout
+        EXPECT_GT(*r.hit_rate, 0.2);
+        EXPECT_LT(*r.hit_rate, 0.8);
+      }
+      // Keys present at the end of the (single) rep: prefill + added - removed.
+      const auto removed = static_cast<std::int64_t>(r.removes - r.empty_removes);
+      const auto present = static_cast<std::int64_t>(r.prefill + r.keys_added) - removed;
+      EXPECT_GE(present, 0);
+      EXPECT_LE(present, 1000);
+      EXPECT_EQ(r.pwb_per_op, 0.0);
+      EXPECT_GT(r.mops_median, 0.0);
+      ASSERT_TRUE(r.ratio.has_value());
+    }
+    EXPECT_NE(format_table(records).find("hit%"), std::string::npos);
+    const auto j = nlohmann::json::parse(to_json(records, machine_info()).dump());
+    for (const auto& rec : j) {
+      EXPECT_TRUE(rec.at("hit_rate").is_number());
+      EXPECT_EQ(rec.at("key_range").get<std::uint64_t>(), 1000u);
+      EXPECT_EQ(rec.at("mix").get<std::string>(), "50:25:25");
+    }
+  }
+}
+
+// Exact outcomes: with every key present, every lookup hits; with none,
+// every lookup misses and every remove fails.
+TEST(BenchHarness, KeyedPrefillIsReachedExactly) {
+  for (Structure s : {Structure::kSet, Structure::kMap}) {
+    for (const auto& name : technique_names(s, true)) {
+      SCOPED_TRACE(structure_name(s) + "/" + name);
+      const Technique* t = find_technique(s, name);
+      Experiment e = keyed(s, scaled(500));
+      e.key_range = 300;
+      e.prefill = 300;
+      e.mix = KeyMix{100, 0, 0};
+      RepResult full = run_rep(*t, e, 2, 1);
+      EXPECT_EQ(full.prefill_added, 300u);
+      EXPECT_EQ(full.lookups, full.ops);
+      EXPECT_EQ(full.lookup_hits, full.lookups);
+      e.prefill = 0;
+      e.mix = KeyMix{50, 0, 50};
+      RepResult empty = run_rep(*t, e, 2, 1);
+      EXPECT_EQ(empty.prefill_added, 0u);
+      EXPECT_EQ(empty.lookup_hits, 0u);
+      EXPECT_EQ(empty.empty_removes, empty.removes);
+      EXPECT_EQ(empty.lookups + empty.removes, empty.ops);
+    }
+  }
+}
+
+// A set that loses inserts cannot reach its prefill: the rep fails.
+class LossySet final : public Instance {
+ public:
+  LossySet() : Instance(Structure::kSet) {}
+  op::Response apply(int, std::uint64_t seq, const op::Op&) override { return op::Response::boolean(seq % 2 == 0); }
+};
+
+TEST(BenchHarness, KeyedPrefillShortfallFails) {
+  Technique t = test_technique("lossy", Structure::kSet, false,
+              [](const RunParams&, pmem::Pool*) { return std::make_unique<LossySet>(); });
+  t.needs_pool = false;
+  Experiment e = keyed(Structure::kSet, 10);
+  try {
+    run_rep(t, e, 1, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& ex) {
+    EXPECT_NE(std::string(ex.what()).find("250 of 500"), std::string::npos) << ex.what();
+  }
+}
+
+TEST(BenchHarness, BadKeyMixesAreRefused) {
+  KeyMix m;
+  const std::string why = parse_key_mix("50:50:50", &m);
+  EXPECT_NE(why.find("sum to 100"), std::string::npos) << why;
+  EXPECT_EQ(m, KeyMix{});  // untouched
+  for (const char* bad : {"", "50:50", "50:25:25:0", "a:b:c", "50::50", "-10:60:50", "101:0:0", "50:25:24"})
+    EXPECT_FALSE(parse_key_mix(bad, &m).empty()) << bad;
+  EXPECT_TRUE(parse_key_mix("90:5:5", &m).empty());
+  EXPECT_EQ(m, (KeyMix{90, 5, 5}));
+  EXPECT_EQ(m.to_string(), "90:5:5");
+  EXPECT_TRUE(key_mix_from_read_pct(80, &m).empty());
+  EXPECT_EQ(m, (KeyMix{80, 10, 10}));
+  EXPECT_TRUE(key_mix_from_read_pct(51, &m).empty());
+  EXPECT_EQ(m, (KeyMix{51, 25, 24}));
+  EXPECT_FALSE(key_mix_from_read_pct(101, &m).empty());
+
+  Experiment e = keyed(Structure::kSet, 10);
+  e.mix = KeyMix{50, 50, 50};
+  try {
+    run_experiment(e);
+    ADD_FAILURE() << "50:50:50 accepted";
+  } catch (const std::invalid_argument& ex) {
+    EXPECT_NE(std::string(ex.what()).find("summing to 100"), std::string::npos) << ex.what();
+  }
+  e = keyed(Structure::kSet, 10);
+  e.prefill = 1001;  // more distinct keys than the range holds
+  EXPECT_FALSE(check_experiment(e).empty());
+  EXPECT_THROW(run_experiment(e), std::invalid_argument);
+  e = keyed(Structure::kMap, 10);
+  e.key_range = 0;
+  EXPECT_FALSE(check_experiment(e).empty());
+  EXPECT_FALSE(check_workload(Structure::kSet, Workload::kPairs).empty());
+  EXPECT_FALSE(check_workload(Structure::kQueue, Workload::kKeyMix).empty());
+  EXPECT_TRUE(check_workload(Structure::kMap, Workload::kKeyMix).empty());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Pool::open either succeeds on a sound pool or throws PoolError (never a
 // crash or a hang), check_pool agrees with open, and the real `ferrite
 // check` agrees with check_pool on a sample.
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 

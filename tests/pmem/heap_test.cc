@@ -11,6 +11,8 @@
 
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "ferrite/pmem/layout.h"
+#include "ferrite/pmem/pool.h"
 
 namespace {
 

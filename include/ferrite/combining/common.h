@@ -51,6 +51,22 @@ inline bool is_value_word(std::uint64_t w) { return w != kEmptyWord && w != kFul
 inline std::int64_t word_value(std::uint64_t w) { return static_cast<std::int64_t>(w); }
 inline std::uint64_t value_word(std::int64_t v) { return static_cast<std::uint64_t>(v); }
 
+// A response word as the vocabulary's response (ferrite/op.h): pops,
+// dequeues, delete-mins and get-mins answer a value or empty; pushes,
+// enqueues and inserts answer an ack even when the acked word happens to
+// equal a value (0); an insert into a full bounded heap answers none.
+inline op::Response response_of(std::int32_t kind, std::uint64_t w) {
+  if (kind == op::kPush || kind == op::kEnqueue || kind == op::kInsert)
+    return w == kFullWord ? op::Response::none() : op::Response::ack();
+  if (!is_value_word(w)) return op::Response::none();
+  return op::Response::of(word_value(w));
+}
+
+[[noreturn]] inline void unsupported_op(const char* who, const op::Op& o) {
+  throw std::invalid_argument(std::string(who) + ": operation '" + std::string(op::kind_name(o.kind)) +
+                              "' is not one of this structure's");
+}
+
 inline void check_value(std::int64_t v, const char* who) {
   if (v < kMinValue)
     throw std::invalid_argument(std::string(who) +

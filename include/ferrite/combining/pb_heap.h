@@ -26,6 +26,8 @@
 // operation, Alg. 1 l.3–6.
 #pragma once
 
+#include <bit>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -227,6 +229,23 @@ class PBHeap {
   static std::optional<std::int64_t> to_optional(std::uint64_t w) {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
+  }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    switch (o.kind) {
+      case op::kInsert: return insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
+      case op::kDeleteMin: return op::Response::from(delete_min(tid, seq));
+      case op::kGetMin: return op::Response::from(get_min(tid, seq));
+      default: unsupported_op("PBHeap", o);
+    }
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind != op::kInsert && o.kind != op::kDeleteMin && o.kind != op::kGetMin) unsupported_op("PBHeap", o);
+    return response_of(o.kind, recover(tid, seq, static_cast<OpCode>(o.kind), o.arg));
   }
 
  private:

@@ -44,6 +44,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -353,6 +354,20 @@ class PBQueue {
   static std::optional<std::int64_t> to_optional(std::uint64_t w) {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
+  }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) return enqueue(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kDequeue) return op::Response::from(dequeue(tid, seq));
+    unsupported_op("PBQueue", o);
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind != op::kEnqueue && o.kind != op::kDequeue) unsupported_op("PBQueue", o);
+    return response_of(o.kind, recover(tid, seq, static_cast<OpCode>(o.kind), o.arg));
   }
 
  private:

@@ -35,6 +35,8 @@
 // Pending operations: recover(tid, seq, op, v) (Alg. 1 l.3–6).
 #pragma once
 
+#include <bit>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -248,6 +250,20 @@ class PBStack {
   static std::optional<std::int64_t> to_optional(std::uint64_t w) {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
+  }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) return push(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kPop) return op::Response::from(pop(tid, seq));
+    unsupported_op("PBStack", o);
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind != op::kPush && o.kind != op::kPop) unsupported_op("PBStack", o);
+    return response_of(o.kind, recover(tid, seq, static_cast<OpCode>(o.kind), o.arg));
   }
 
  private:

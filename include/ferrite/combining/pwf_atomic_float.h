@@ -101,6 +101,21 @@ class PWFAtomicFloat {
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
 
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kMul) return op::Response::of(std::bit_cast<std::int64_t>(mul(tid, seq, std::bit_cast<double>(o.arg))));
+    if (o.kind == op::kRead) return op::Response::of(std::bit_cast<std::int64_t>(read(tid, seq)));
+    unsupported_op("PWFAtomicFloat", o);
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kMul) return op::Response::of(std::bit_cast<std::int64_t>(recover_mul(tid, seq, std::bit_cast<double>(o.arg))));
+    if (o.kind == op::kRead) return op::Response::of(std::bit_cast<std::int64_t>(recover_read(tid, seq)));
+    unsupported_op("PWFAtomicFloat", o);
+  }
+
  private:
   PWFAtomicFloat(pmem::Pool& pool, PWFFloatRoot* root, int n, PWFOptions opts)
       : comb_(pool, &root->comb, n, obj_, opts) {}

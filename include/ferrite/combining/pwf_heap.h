@@ -19,6 +19,8 @@
 // recover_*: Alg. 3 l.4–7.
 #pragma once
 
+#include <bit>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -183,6 +185,27 @@ class PWFHeap {
   void trace(const std::function<void(void*)>& mark) const { comb_.for_each_record(mark); }
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    switch (o.kind) {
+      case op::kInsert: return insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
+      case op::kDeleteMin: return op::Response::from(delete_min(tid, seq));
+      case op::kGetMin: return op::Response::from(get_min(tid, seq));
+      default: unsupported_op("PWFHeap", o);
+    }
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    switch (o.kind) {
+      case op::kInsert: return recover_insert(tid, seq, o.arg) ? op::Response::ack() : op::Response::none();
+      case op::kDeleteMin: return op::Response::from(recover_delete_min(tid, seq));
+      case op::kGetMin: return op::Response::from(recover_get_min(tid, seq));
+      default: unsupported_op("PWFHeap", o);
+    }
+  }
 
  private:
   PWFHeap(pmem::Pool& pool, PWFHeapRoot* root, int n, PWFOptions opts) : comb_(pool, &root->comb, n, obj_, opts) {}

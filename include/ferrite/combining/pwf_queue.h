@@ -51,6 +51,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -310,6 +311,21 @@ class PWFQueue {
   }
   EnqComb& enq() { return enq_; }
   DeqComb& deq() { return deq_; }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) return enqueue(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kDequeue) return op::Response::from(dequeue(tid, seq));
+    unsupported_op("PWFQueue", o);
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kEnqueue) return recover_enqueue(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kDequeue) return op::Response::from(recover_dequeue(tid, seq));
+    unsupported_op("PWFQueue", o);
+  }
 
  private:
   PWFQueue(pmem::Pool& pool, PWFQueueRoot* root, int n, PWFOptions opts)

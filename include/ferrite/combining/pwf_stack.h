@@ -43,6 +43,7 @@
 #pragma once
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -243,6 +244,21 @@ class PWFStack {
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
   const Object& object() const { return obj_; }
+
+  // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
+  // One convention for every PB and PWF structure: apply runs an op::Op with
+  // the caller's seq; recover answers the same response for an operation
+  // pending at a crash, completing it if it had not taken effect.
+  op::Response apply(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) return push(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kPop) return op::Response::from(pop(tid, seq));
+    unsupported_op("PWFStack", o);
+  }
+  op::Response recover(int tid, std::uint64_t seq, const op::Op& o) {
+    if (o.kind == op::kPush) return recover_push(tid, seq, o.arg), op::Response::ack();
+    if (o.kind == op::kPop) return op::Response::from(recover_pop(tid, seq));
+    unsupported_op("PWFStack", o);
+  }
 
  private:
   PWFStack(pmem::Pool& pool, PWFStackRoot* root, int n, PWFOptions opts)
