@@ -66,11 +66,6 @@
 
 namespace ferrite {
 
-// A thread's identity in every user-facing API: an id from a ThreadRegistry,
-// held for the thread's lifetime (RAII). Structures index per-thread slots by
-// its id().
-using Thread = sync::ThreadRegistry::Handle;
-
 struct OpRecord {
   std::uint64_t seq = 0;  // 0: none
   std::uint32_t op = 0;   // op::Kind (or the application's own code)

@@ -1,4 +1,4 @@
-// `ferrite demo` — the tour that `make demo` runs (about 3 minutes on 2
+// `ferrite demo` — the tour that `make demo` runs (about a minute on 2
 // cores). Each step prints what it proved:
 //
 //   1. Exactly-once across real crashes (demo_kill.cc). The worker is the

@@ -21,7 +21,7 @@ struct Options {
   int kills = 40;
   int jobs = 4000;
   int threads = 2;
-  int job_us = 100;
+  int job_us = 500;  // enough work that every kill lands while jobs are in progress
   std::uint64_t seed = 0;  // 0: from the clock
   std::string steps = "1,2,3";
   double bench_seconds = 0.1;

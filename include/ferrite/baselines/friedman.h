@@ -70,6 +70,7 @@
 
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
+#include "ferrite/sync/dwcas.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
@@ -96,24 +97,10 @@ struct alignas(16) LogWord {
   std::uint64_t state;
   std::int64_t result;
 };
-inline unsigned __int128 pack(LogWord w) {
-  return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(w.result)) << 64) | w.state;
-}
-inline LogWord unpack(unsigned __int128 v) {
-  return {static_cast<std::uint64_t>(v), static_cast<std::int64_t>(static_cast<std::uint64_t>(v >> 64))};
-}
-inline bool cas16(LogWord* p, LogWord expected, LogWord desired) {
-  return __sync_bool_compare_and_swap(reinterpret_cast<unsigned __int128*>(p), pack(expected),
-                                      pack(desired));
-}
-inline LogWord load16(LogWord* p) {
-  // A CAS that never succeeds in changing anything returns the current value.
-  return unpack(__sync_val_compare_and_swap(reinterpret_cast<unsigned __int128*>(p), 0, 0));
-}
-inline void store16(LogWord* p, LogWord v) {
-  LogWord cur = load16(p);
-  while (!cas16(p, cur, v)) cur = load16(p);
-}
+// The 16-byte CAS lives in sync/dwcas.h (inline lock cmpxchg16b).
+inline bool cas16(LogWord* p, LogWord expected, LogWord desired) { return sync::dwcas(p, expected, desired); }
+inline LogWord load16(LogWord* p) { return sync::dwload(p); }
+inline void store16(LogWord* p, LogWord v) { sync::dwstore(p, v); }
 
 enum LogOp : std::int64_t { kLogNone = 0, kLogEnq = 1, kLogDeq = 2 };
 

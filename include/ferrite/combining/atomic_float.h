@@ -24,6 +24,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
@@ -117,6 +118,11 @@ class PBAtomicFloat {
   }
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  double mul(const Thread& t, double k) { return mul(t.id(), k); }
+  double read(const Thread& t) { return read(t.id(), comb_.next_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

@@ -38,6 +38,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
@@ -230,6 +231,12 @@ class PBHeap {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
   }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  bool insert(const Thread& t, std::int64_t k) { return insert(t.id(), k); }
+  std::optional<std::int64_t> delete_min(const Thread& t) { return delete_min(t.id()); }
+  std::optional<std::int64_t> get_min(const Thread& t) { return get_min(t.id(), comb_.next_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

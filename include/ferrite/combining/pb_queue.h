@@ -56,6 +56,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
@@ -355,6 +356,11 @@ class PBQueue {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
   }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  void enqueue(const Thread& t, std::int64_t v) { enqueue(t.id(), v); }
+  std::optional<std::int64_t> dequeue(const Thread& t) { return dequeue(t.id()); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

@@ -47,6 +47,7 @@
 
 #include "ferrite/combining/pbcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
@@ -251,6 +252,11 @@ class PBStack {
     if (!is_value_word(w)) return std::nullopt;
     return word_value(w);
   }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  void push(const Thread& t, std::int64_t v) { push(t.id(), v); }
+  std::optional<std::int64_t> pop(const Thread& t) { return pop(t.id()); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

@@ -21,6 +21,7 @@
 #include "ferrite/combining/atomic_float.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
@@ -100,6 +101,11 @@ class PWFAtomicFloat {
   void trace(const std::function<void(void*)>& mark) const { comb_.for_each_record(mark); }
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  double mul(const Thread& t, double k) { return mul(t.id(), comb_.fresh_seq(t.id()), k); }
+  double read(const Thread& t) { return read(t.id(), comb_.fresh_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

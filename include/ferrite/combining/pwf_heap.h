@@ -33,6 +33,7 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 
 namespace ferrite::combining {
@@ -137,6 +138,16 @@ class PWFHeap {
     auto* root = pool.root<PWFHeapRoot>(name);
     return std::unique_ptr<PWFHeap>(new PWFHeap(pool, root, threads, opts));
   }
+  // Same, checking the capacity it was created with (so that
+  // Pool::open_or_create<PWFHeap<>>(name, threads, capacity) works).
+  static std::unique_ptr<PWFHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                         std::size_t capacity, PWFOptions opts = {}) {
+    auto h = attach(pool, name, threads, opts);
+    if (h->capacity() != capacity)
+      throw std::invalid_argument("PWFHeap '" + std::string(name) + "': created with capacity " +
+                                  std::to_string(h->capacity()) + ", attach asked for " + std::to_string(capacity));
+    return h;
+  }
   // PWFHeapRoot's recover hook (pmem/root_registry.h): marks the StateRecs,
   // from the root alone. Nothing to repair.
   static void recover_root(pmem::Pool& pool, PWFHeapRoot* root, const std::function<void(void*)>& mark) {
@@ -185,6 +196,12 @@ class PWFHeap {
   void trace(const std::function<void(void*)>& mark) const { comb_.for_each_record(mark); }
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  bool insert(const Thread& t, std::int64_t v) { return insert(t.id(), comb_.fresh_seq(t.id()), v); }
+  std::optional<std::int64_t> delete_min(const Thread& t) { return delete_min(t.id(), comb_.fresh_seq(t.id())); }
+  std::optional<std::int64_t> get_min(const Thread& t) { return get_min(t.id(), comb_.fresh_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

@@ -63,6 +63,7 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/cache_padded.h"
 
@@ -311,6 +312,11 @@ class PWFQueue {
   }
   EnqComb& enq() { return enq_; }
   DeqComb& deq() { return deq_; }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  void enqueue(const Thread& t, std::int64_t v) { enqueue(t.id(), enq_.fresh_seq(t.id()), v); }
+  std::optional<std::int64_t> dequeue(const Thread& t) { return dequeue(t.id(), deq_.fresh_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

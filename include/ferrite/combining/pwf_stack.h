@@ -55,6 +55,7 @@
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
 #include "ferrite/sync/cache_padded.h"
 
@@ -244,6 +245,11 @@ class PWFStack {
   double combining_degree() const { return comb_.combining_degree(); }
   Comb& comb() { return comb_; }
   const Object& object() const { return obj_; }
+
+  // ---- with a thread handle (sync::ThreadRegistry; no seq kept by the
+  // caller: durably linearizable, not detectable — see ferrite/detectable.h)
+  void push(const Thread& t, std::int64_t v) { push(t.id(), comb_.fresh_seq(t.id()), v); }
+  std::optional<std::int64_t> pop(const Thread& t) { return pop(t.id(), comb_.fresh_seq(t.id())); }
 
   // ---- the vocabulary of ferrite/op.h (Detectable<S>, adapters) ----
   // One convention for every PB and PWF structure: apply runs an op::Op with

@@ -283,6 +283,19 @@ class PWFComb {
   // seq % 2 (kSeqTags: its tag is seq). seq must differ in parity (tags:
   // value) from the thread's last served request, also across restarts: the
   // caller's persistent per-thread seq (paper §2). Violations throw.
+  // A sequence number for p's next operation when the caller keeps none
+  // (the seq-less API: durable linearizability without detection): one past
+  // p's tag in the current state (seq tags), or the parity opposite to p's
+  // Deactivate bit. A thread runs one operation at a time, so its tag in
+  // the current state is that of its last completed operation.
+  std::uint64_t fresh_seq(int p) const {
+    check_tid(p);
+    const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
+    const std::uint64_t* rec = recs_[pwf_detail::rec_id(s)];
+    if constexpr (kSeqTags) return pwf_detail::ld(rec + tag_off() + static_cast<std::size_t>(p)) + 1;
+    else return ((pwf_detail::ld(rec + pwf_detail::kDeact) >> p) & 1u) != 0 ? 2 : 1;
+  }
+
   std::uint64_t apply(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
     check_tid(p);
     check_seq(seq);

@@ -83,3 +83,10 @@ class ThreadRegistry {
 };
 
 }  // namespace ferrite::sync
+
+namespace ferrite {
+// A thread's identity in every user-facing API: an id from a ThreadRegistry,
+// held for the thread's lifetime (RAII). Structures index per-thread slots by
+// its id(); raw ids are for adapters and benchmarks.
+using Thread = sync::ThreadRegistry::Handle;
+}  // namespace ferrite
