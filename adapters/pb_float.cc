@@ -1,7 +1,7 @@
 // adapters/pb_float.cc — AtomicFloat on PBcomb (include/ferrite/combining/
 // atomic_float.h): the correct technique and the broken variants the crash
 // campaigns must catch (a fault bit removes one persistence step).
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/atomic_float.h"
 #include "ferrite/combining/internal/faults.h"
 
@@ -12,22 +12,11 @@ namespace fc = ferrite::combining;
 namespace op = ferrite::op;
 
 template <unsigned F>
-struct PBFloat {
-  using Handle = std::unique_ptr<fc::PBAtomicFloat<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kRegister;
-  static constexpr bool kDetectable = true;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PBAtomicFloat<F>::create(*pool, s.name, s.threads);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PBAtomicFloat<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PBFloat : fa::Combining<fc::PBAtomicFloat<F>, op::Abstract::kRegister> {
+  using Handle = std::unique_ptr<fc::PBAtomicFloat<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PBAtomicFloat<F>::create(*pool, s.name, s.threads); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PBAtomicFloat<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->value())}; }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

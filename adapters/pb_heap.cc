@@ -1,6 +1,6 @@
 // adapters/pb_heap.cc — PBheap (include/ferrite/combining/pb_heap.h): a
 // bounded min-heap in the PBcomb state, and its broken variants.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_heap.h"
 
@@ -11,22 +11,11 @@ namespace fc = ferrite::combining;
 namespace op = ferrite::op;
 
 template <unsigned F>
-struct PBHeap {
-  using Handle = std::unique_ptr<fc::PBHeap<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kPriorityQueue;
-  static constexpr bool kDetectable = true;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PBHeap<F>::create(*pool, s.name, s.threads, s.heap_capacity);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PBHeap<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PBHeap : fa::Combining<fc::PBHeap<F>, op::Abstract::kPriorityQueue> {
+  using Handle = std::unique_ptr<fc::PBHeap<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PBHeap<F>::create(*pool, s.name, s.threads, s.heap_capacity); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PBHeap<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->sorted(); }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

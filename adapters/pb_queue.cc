@@ -1,6 +1,6 @@
 // adapters/pb_queue.cc — PBqueue (include/ferrite/combining/pb_queue.h) and
 // its broken variants.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_queue.h"
 
@@ -11,22 +11,11 @@ namespace fc = ferrite::combining;
 namespace op = ferrite::op;
 
 template <unsigned F>
-struct PBQueue {
-  using Handle = std::unique_ptr<fc::PBQueue<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kQueue;
-  static constexpr bool kDetectable = true;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PBQueue<F>::create(*pool, s.name, s.threads);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PBQueue<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PBQueue : fa::Combining<fc::PBQueue<F>, op::Abstract::kQueue> {
+  using Handle = std::unique_ptr<fc::PBQueue<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PBQueue<F>::create(*pool, s.name, s.threads); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PBQueue<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

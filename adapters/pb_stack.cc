@@ -1,6 +1,6 @@
 // adapters/pb_stack.cc — PBstack (include/ferrite/combining/pb_stack.h):
 // elimination + recycling, its two ablations, and the broken variants.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_stack.h"
 
@@ -11,23 +11,16 @@ namespace fc = ferrite::combining;
 namespace op = ferrite::op;
 
 template <unsigned F, bool kElimination, bool kRecycling>
-struct PBStack {
-  using Handle = std::unique_ptr<fc::PBStack<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kStack;
-  static constexpr bool kDetectable = true;
+struct PBStack : fa::Combining<fc::PBStack<F>, op::Abstract::kStack> {
+  using Handle = std::unique_ptr<fc::PBStack<F>>;  // (the base is dependent: name it here)
   static constexpr fc::PBStackOptions kOptions{kElimination, kRecycling};
-
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
     return fc::PBStack<F>::create(*pool, s.name, s.threads, kOptions);
   }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return fc::PBStack<F>::attach(pool, s.name, s.threads, kOptions);
   }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

@@ -2,7 +2,7 @@
 // pwf_atomic_float.h) and its broken variants. Single-threaded campaigns
 // re-attach before every 7th operation (a restart at a quiescent point):
 // that is what exposes the Index bug of the PWFcomb paper's §4.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_atomic_float.h"
 
@@ -14,23 +14,11 @@ namespace op = ferrite::op;
 namespace pf = fc::pwf_fault;
 
 template <unsigned F>
-struct PWFFloat {
-  using Handle = std::unique_ptr<fc::PWFAtomicFloat<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kRegister;
-  static constexpr bool kDetectable = true;
-  static constexpr int kReattachEvery = 7;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PWFAtomicFloat<F>::create(*pool, s.name, s.threads);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PWFAtomicFloat<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PWFFloat : fa::Combining<fc::PWFAtomicFloat<F>, op::Abstract::kRegister, 7> {
+  using Handle = std::unique_ptr<fc::PWFAtomicFloat<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PWFAtomicFloat<F>::create(*pool, s.name, s.threads); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PWFAtomicFloat<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->read())}; }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
   // Reads 1 in 10, factors without 1.5 (no-index's lost round needs a factor
   // sequence whose partial products differ; this is the workload it was
   // proven to catch with).

@@ -1,6 +1,6 @@
 // adapters/pwf_heap.cc — PWFheap (include/ferrite/combining/pwf_heap.h): a
 // bounded min-heap in the PWFcomb state, and its broken variants.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_heap.h"
 
@@ -12,23 +12,11 @@ namespace op = ferrite::op;
 namespace pf = fc::pwf_fault;
 
 template <unsigned F>
-struct PWFHeap {
-  using Handle = std::unique_ptr<fc::PWFHeap<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kPriorityQueue;
-  static constexpr bool kDetectable = true;
-  static constexpr int kReattachEvery = 7;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PWFHeap<F>::create(*pool, s.name, s.threads, static_cast<std::size_t>(s.heap_capacity));
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PWFHeap<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PWFHeap : fa::Combining<fc::PWFHeap<F>, op::Abstract::kPriorityQueue, 7> {
+  using Handle = std::unique_ptr<fc::PWFHeap<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PWFHeap<F>::create(*pool, s.name, s.threads, static_cast<std::size_t>(s.heap_capacity)); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PWFHeap<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

@@ -1,7 +1,7 @@
 // adapters/pwf_queue.cc — PWFqueue (include/ferrite/combining/pwf_queue.h)
 // and its broken variants. PWFqueue never recycles nodes (the paper leaves
 // its garbage collection as future work): long bench runs need a big pool.
-#include "adapter.h"
+#include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_queue.h"
 
@@ -13,23 +13,11 @@ namespace op = ferrite::op;
 namespace pf = fc::pwf_fault;
 
 template <unsigned F>
-struct PWFQueue {
-  using Handle = std::unique_ptr<fc::PWFQueue<F>>;
-  static constexpr op::Abstract kAbstract = op::Abstract::kQueue;
-  static constexpr bool kDetectable = true;
-  static constexpr int kReattachEvery = 7;
-
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fc::PWFQueue<F>::create(*pool, s.name, s.threads);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fc::PWFQueue<F>::attach(pool, s.name, s.threads);
-  }
-  // The structure speaks the vocabulary itself (apply/recover on op::Op).
-  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
-  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->recover(tid, seq, o); }
+struct PWFQueue : fa::Combining<fc::PWFQueue<F>, op::Abstract::kQueue, 7> {
+  using Handle = std::unique_ptr<fc::PWFQueue<F>>;  // (the base is dependent: name it here)
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return fc::PWFQueue<F>::create(*pool, s.name, s.threads); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return fc::PWFQueue<F>::attach(pool, s.name, s.threads); }
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
 };
 
 using fa::Origin;

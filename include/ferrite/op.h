@@ -127,8 +127,8 @@ constexpr std::string_view kind_name(std::int32_t k) {
     case kPush: return "push";
     case kPop: return "pop";
     case kInsert: return "insert";
-    case kDeleteMin: return "delete-min";
-    case kGetMin: return "get-min";
+    case kDeleteMin: return "delete_min";
+    case kGetMin: return "get_min";
     case kRemove: return "remove";
     case kContains: return "contains";
     case kPut: return "put";

@@ -27,27 +27,7 @@ std::string_view spec_name(Spec s) {
   return "?";
 }
 
-std::string_view op_name(std::int32_t kind) {
-  switch (kind) {
-    case kEnqueue: return "enqueue";
-    case kDequeue: return "dequeue";
-    case kPush: return "push";
-    case kPop: return "pop";
-    case kInsert: return "insert";
-    case kDeleteMin: return "delete_min";
-    case kGetMin: return "get_min";
-    case kRemove: return "remove";
-    case kContains: return "contains";
-    case kPut: return "put";
-    case kGet: return "get";
-    case kErase: return "erase";
-    case kMul: return "mul";
-    case kRead: return "read";
-    case kAppend: return "append";
-    case kSync: return "sync";
-    default: return "?";
-  }
-}
+std::string_view op_name(std::int32_t kind) { return op::kind_name(kind); }
 
 bool spec_accepts(Spec s, std::int32_t k) {
   if (k == kSync) return true;

@@ -1,0 +1,30 @@
+// adapters/combining.h — what every PBcomb/PWFcomb adapter shares: the
+// structures speak the vocabulary themselves (apply/recover on op::Op,
+// combining/*.h), all are detectable and report their combining degree. An
+// adapter adds create, attach and observe (the structure's own names).
+#pragma once
+
+#include <memory>
+
+#include "adapter.h"
+
+namespace ferrite::adapters {
+
+template <class S, op::Abstract A, int kReattach = 0>
+struct Combining {
+  using Handle = std::unique_ptr<S>;
+  static constexpr op::Abstract kAbstract = A;
+  static constexpr bool kDetectable = true;
+  // > 0: single-threaded campaigns re-attach before every kReattach-th
+  // operation (a restart at a quiescent point; what exposes PWFcomb's Index
+  // bug of the paper's §4).
+  static constexpr int kReattachEvery = kReattach;
+
+  static op::Response apply(Handle& h, int tid, std::uint64_t seq, const op::Op& o) { return h->apply(tid, seq, o); }
+  static op::Response recover(Handle& h, int tid, std::uint64_t seq, const op::Op& o) {
+    return h->recover(tid, seq, o);
+  }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+}  // namespace ferrite::adapters
