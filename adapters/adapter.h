@@ -237,6 +237,19 @@ bool register_adapter(Registration r) {
                        std::move(instance));
 }
 
+// A transient (volatile) technique's common traits: a container behind a
+// unique_ptr made by Ops::make(setup); nothing to attach to after a restart.
+template <class T, op::Abstract A, class Ops>
+struct TransientTraits {
+  using Handle = std::unique_ptr<T>;
+  static constexpr op::Abstract kAbstract = A;
+  static constexpr bool kDetectable = false;
+  static Handle create(pmem::Pool*, const Setup& s) { return Ops::make(s); }
+  static Handle attach(pmem::Pool&, const Setup&) {
+    throw std::logic_error("a transient technique has nothing to attach to");
+  }
+};
+
 // ----------------------------------------------- small helpers for adapters
 inline std::int64_t double_bits(double d) { return std::bit_cast<std::int64_t>(d); }
 inline double bits_double(std::int64_t b) { return std::bit_cast<double>(b); }

@@ -10,6 +10,12 @@
 
 namespace ferrite::adapters {
 
+// The PWFcomb broken variants' descriptions (one fault, several structures).
+inline constexpr const char* kPWFNoHelperPwb =
+    "served threads return without making S durable (Alg. 4 l.44-46 removed)";
+inline constexpr const char* kPWFNoPfence = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)";
+inline constexpr const char* kPWFNoIndex = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)";
+
 template <class S, op::Abstract A, int kReattach = 0>
 struct Combining {
   using Handle = std::unique_ptr<S>;

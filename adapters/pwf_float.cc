@@ -45,12 +45,12 @@ FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNone>,
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoHelperPwbS>,
                          {.technique = "pwfcomb-float", .variant = "no-helper-pwb", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});
+                          .description = fa::kPWFNoHelperPwb});
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoPfenceRecord>,
                          {.technique = "pwfcomb-float", .variant = "no-pfence", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)"});
+                          .description = fa::kPWFNoPfence});
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
                          {.technique = "pwfcomb-float", .variant = "no-index", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)"});
+                          .description = fa::kPWFNoIndex});

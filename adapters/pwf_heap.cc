@@ -30,8 +30,8 @@ FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNone>,
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoIndexPersist>,
                          {.technique = "pwf-heap", .variant = "no-index", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)"});
+                          .description = fa::kPWFNoIndex});
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoPfenceRecord>,
                          {.technique = "pwf-heap", .variant = "no-pfence", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)"});
+                          .description = fa::kPWFNoPfence});

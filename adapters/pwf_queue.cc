@@ -35,4 +35,4 @@ FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoConnectPwb>,
 FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoHelperPwbS>,
                          {.technique = "pwf-queue", .variant = "no-helper-pwb", .family = "pwfcomb",
                           .origin = Origin::kFerrite, .broken = true,
-                          .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});
+                          .description = fa::kPWFNoHelperPwb});

@@ -42,4 +42,4 @@ FERRITE_REGISTER_ADAPTER(NoPfence, {.technique = "pwf-stack", .variant = "no-pfe
                                     .description = "no pfence between the StateRec's (and nodes') pwb and the SC (Alg. 4 l.29)"});
 FERRITE_REGISTER_ADAPTER(NoHelperPwb, {.technique = "pwf-stack", .variant = "no-helper-pwb", .family = "pwfcomb",
                                        .origin = Origin::kFerrite, .broken = true,
-                                       .description = "served threads return without making S durable (Alg. 4 l.44-46 removed)"});
+                                       .description = fa::kPWFNoHelperPwb});

@@ -42,14 +42,8 @@ using fa::Origin;
 // A transient container: insert(v) / try_remove(v&) through the pair
 // workloads' two operations.
 template <class T, op::Abstract A, class Ops>
-struct Transient {
+struct Transient : fa::TransientTraits<T, A, Ops> {
   using Handle = std::unique_ptr<T>;
-  static constexpr op::Abstract kAbstract = A;
-  static constexpr bool kDetectable = false;
-  static Handle create(ferrite::pmem::Pool*, const fa::Setup& s) { return Ops::make(s); }
-  static Handle attach(ferrite::pmem::Pool&, const fa::Setup&) {
-    throw std::logic_error("a transient technique has nothing to attach to");
-  }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
     if constexpr (A == op::Abstract::kRegister) {
       if (o.kind != op::kMul) fa::unsupported("transient register", o);

@@ -67,14 +67,8 @@ std::int64_t payload_value(const std::string& p) {
 // The traits common to every technique here: a transient container behind
 // a unique_ptr; Ops implements the abstract structure's three operations.
 template <class T, op::Abstract A, class Ops>
-struct Keyed {
+struct Keyed : fa::TransientTraits<T, A, Ops> {
   using Handle = std::unique_ptr<T>;
-  static constexpr op::Abstract kAbstract = A;
-  static constexpr bool kDetectable = false;
-  static Handle create(ferrite::pmem::Pool*, const fa::Setup& s) { return Ops::make(s); }
-  static Handle attach(ferrite::pmem::Pool&, const fa::Setup&) {
-    throw std::logic_error("a transient technique has nothing to attach to");
-  }
   static op::Response apply(Handle& h, int, std::uint64_t, const op::Op& o) {
     if constexpr (A == op::Abstract::kSet) {
       switch (o.kind) {
