@@ -44,7 +44,7 @@ struct PWFFloatObject {
 
 struct PWFFloatRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574646;  // "PWFF"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: PWFCombLayout holds StateRec pointers
   static constexpr const char* kTypeName = "combining::PWFAtomicFloat";
   PWFCombLayout comb;
   explicit PWFFloatRoot(const PWFCombLayout& l) : comb(l) {}

@@ -108,7 +108,7 @@ struct PWFHeapObject {
 
 struct PWFHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574648;  // "PWFH"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: PWFCombLayout holds StateRec pointers
   static constexpr const char* kTypeName = "combining::PWFHeap";
   PWFCombLayout comb;
   explicit PWFHeapRoot(const PWFCombLayout& l) : comb(l) {}

@@ -215,7 +215,7 @@ class PWFDeqObject {
 
 struct PWFQueueRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574651;  // "PWFQ"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: PWFCombLayout holds StateRec pointers
   static constexpr const char* kTypeName = "combining::PWFQueue";
   PWFCombLayout enq;
   PWFCombLayout deq;

@@ -177,7 +177,7 @@ class PWFStackObject {
 
 struct PWFStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50574653;  // "PWFS"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: PWFCombLayout holds StateRec pointers
   static constexpr const char* kTypeName = "combining::PWFStack";
   PWFCombLayout comb;
   explicit PWFStackRoot(const PWFCombLayout& l) : comb(l) {}

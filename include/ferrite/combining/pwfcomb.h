@@ -138,7 +138,7 @@ class PWFValidator {
 
 // The persistent part of one PWFcomb instance, embedded in a root object.
 struct PWFCombLayout {
-  static constexpr std::uint64_t kMagic = 0x5057'4643'4f4d'4201ull;  // "PWFCOMB\1"
+  static constexpr std::uint64_t kMagic = 0x5057'4643'4f4d'4202ull;  // "PWFCOMB\2" (v2: pointers)
   alignas(64) std::atomic<std::uint64_t> s{0};  // S (alone on its line: pwb(&S) is one line)
   char pad_[64 - sizeof(std::atomic<std::uint64_t>)]{};
   std::uint64_t magic = 0;
@@ -146,13 +146,16 @@ struct PWFCombLayout {
   std::uint32_t state_words = 0;  // Obj::kStateWords
   std::uint32_t rec_words = 0;    // 4 + n (+ n tags) + state_words
   std::uint32_t nrecs = 0;        // 2n + 1
-  std::uint64_t rec_off[kPWFMaxRecs]{};  // pool offsets of the StateRecs
+  // The StateRecs. Raw pointers, as in every Ferrite root (the pool maps at
+  // its recorded base, so they stay valid across restarts); attach checks
+  // each lies inside the pool. (Layout version 1 held pool offsets.)
+  std::uint64_t* rec[kPWFMaxRecs]{};
 
   PWFCombLayout() = default;
   PWFCombLayout(const PWFCombLayout& o)
       : s(o.s.load(std::memory_order_relaxed)), magic(o.magic), n(o.n),
         state_words(o.state_words), rec_words(o.rec_words), nrecs(o.nrecs) {
-    std::memcpy(rec_off, o.rec_off, sizeof(rec_off));
+    std::memcpy(rec, o.rec, sizeof(rec));
   }
   PWFCombLayout& operator=(const PWFCombLayout&) = delete;
 };
@@ -229,7 +232,7 @@ class PWFComb {
       // PERSIST: initial MemState contents durable before the root that
       // names them (Alg. 3 "initially"); create_root pfences + publishes.
       persist::pwb(rec, words * 8);
-      out->rec_off[r] = pool.offset_of(rec);
+      out->rec[r] = rec;
     }
     // S := &MemState[n][0] (Alg. 3), version 1.
     out->s.store(pwf_detail::make_s(1, static_cast<std::uint32_t>(2 * n)), std::memory_order_relaxed);
@@ -253,9 +256,9 @@ class PWFComb {
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: inconsistent layout in " + pool.path());
     words_ = lay_->rec_words;
     for (std::uint32_t r = 0; r < lay_->nrecs; ++r) {
-      if (!pool.contains(pool.at<void>(lay_->rec_off[r]), words_ * 8))
+      if (!pool.contains(lay_->rec[r], words_ * 8))
         throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: StateRec outside the pool " + pool.path());
-      recs_[r] = pool.at<std::uint64_t>(lay_->rec_off[r]);
+      recs_[r] = lay_->rec[r];
     }
     const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
     if (pwf_detail::rec_id(s) >= lay_->nrecs)
