@@ -393,10 +393,14 @@ CheckResult run(const CheckInput& in, const CheckOptions& opt, Mode mode) {
   if (want_exact) {
     std::vector<std::optional<Response>> recovered(in.ops.size());
     for (const auto& r : in.recovered) recovered[r.index] = r.response;
-    std::uint64_t sync_bound = 0;  // buffered: ops responded before this stamp are required
+    // Buffered: the durability bound is the *invocation* of the last
+    // completed sync — what completed before that sync was invoked must
+    // survive; what completed while it ran may be lost (nbMontage: a sync
+    // persists the epochs before its own).
+    std::uint64_t sync_bound = 0;
     if (mode == Mode::kBuffered)
       for (const auto& h : in.ops)
-        if (h.completed() && h.op.kind == kSync) sync_bound = std::max(sync_bound, h.respond);
+        if (h.completed() && h.op.kind == kSync) sync_bound = std::max(sync_bound, h.invoke);
     std::vector<Item> items;
     std::vector<std::size_t> item_of(in.ops.size());
     for (std::size_t i = 0; i < in.ops.size(); ++i) {

@@ -157,6 +157,10 @@ const std::vector<Case>& cases() {
        {1, 2, 4}, false},
       {"bdl: no sync, everything may be lost", Prop::kBuffered, S::kStack, {},
        {H(0, fc::kPush, 1, 1, 2), H(0, fc::kPush, 2, 3, 4)}, {}, true},
+      {"bdl: op completed while the sync ran may be lost (bound = sync invocation)", Prop::kBuffered, S::kQueue, {},
+       {H(0, fc::kEnqueue, 1, 1, 2), H(1, fc::kEnqueue, 2, 3, 6), H(0, fc::kSync, 0, 4, 7)}, {1}, true},
+      {"bdl: op completed before the sync was invoked lost", Prop::kBuffered, S::kQueue, {},
+       {H(0, fc::kEnqueue, 1, 1, 2), H(1, fc::kEnqueue, 2, 3, 6), H(0, fc::kSync, 0, 4, 7)}, {2}, false},
       {"bdl: dequeue response depends on a lost enqueue", Prop::kBuffered, S::kQueue, {},
        {H(0, fc::kEnqueue, 1, 1, 2), H(1, fc::kDequeue, 0, 3, 4, 1), H(1, fc::kSync, 0, 5, 6)}, {1}, false},
   };

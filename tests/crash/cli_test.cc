@@ -55,3 +55,21 @@ TEST(CrashtestCli, ExitCodesAndJson) {
 }
 
 }  // namespace
+
+namespace {
+
+// An inconclusive image is never a pass: with a checker budget too small
+// for a 3-thread register history (registers have no fast check), the
+// campaign finds no violation but exits 3 and says why.
+TEST(CrashtestCli, AnInconclusiveImageIsNeverAPass) {
+  auto r = ferrite::test::run_cli(
+      "crashtest --structure pbcomb-float --threads 3 --ops 60 --crash-points 5 --checker-budget 1 --json", true);
+  ASSERT_EQ(r.code, 3) << r.output;
+  EXPECT_NE(r.output.find("inconclusive: not a pass"), std::string::npos) << r.output;
+  // The same campaign with the default budget decides every image.
+  auto ok = run("--structure pbcomb-float --threads 3 --ops 60 --crash-points 5 --json");
+  ASSERT_EQ(ok.code, 0) << ok.output;
+  EXPECT_EQ(nlohmann::json::parse(ok.output)["inconclusive"], 0);
+}
+
+}  // namespace

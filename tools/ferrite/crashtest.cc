@@ -32,6 +32,7 @@ struct Opts {
   int threads = 1, images = 8;
   std::size_t ops = 200, crash_points = 0, pool_size = std::size_t{1} << 20;
   std::uint64_t seed = 1;
+  std::size_t checker_budget = 0;  // 0: the checker's default
   std::uint64_t stop_after = 0;
 };
 
@@ -106,6 +107,7 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.pool_size = o.pool_size;
   c.tearing = !o.no_tearing;
   c.stop_after_violations = o.stop_after;
+  if (o.checker_budget > 0) c.check.node_budget = o.checker_budget;
   if (!o.replay.empty()) {
     const auto colon = o.replay.find(':');
     try {
@@ -188,7 +190,9 @@ void run_all(const Opts& o) {
       }
       if (!rm.error.empty() || rm.violations > 0 || s.expect_violation) r = rm;
     }
-    const bool as_expected = r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0);
+    // An inconclusive image is never a pass for a correct variant.
+    const bool as_expected =
+        r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0 && r.inconclusive == 0);
     ok = ok && as_expected;
     if (o.json) {
       Json j = to_json(s, r);
@@ -225,6 +229,9 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_option("--stop-after", o->stop_after,
                   "Stop crashing after this many violations (0: explore every crash point)");
   sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
+  sub->add_option("--checker-budget", o->checker_budget,
+                  "Exact checker: search nodes per image before it gives up (inconclusive; default 20000)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   sub->add_option("--replay", o->replay, "Replay one crash point and image: K:IMAGE (from a violation)");
   sub->add_flag("--json", o->json, "Machine-readable output");
   sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
@@ -264,7 +271,16 @@ void setup_crashtest(CLI::App* sub) {
       std::fprintf(stderr, "ferrite crashtest: %s\n", r.error.c_str());
       throw ferrite::cli::Exit{1};
     }
-    throw ferrite::cli::Exit{r.violations == 0 ? 0 : 1};
+    // Exit codes: 0 every image checked and none violated; 1 a violation
+    // (or an error); 3 no violation but some image was inconclusive (the
+    // checker ran out of budget): never a pass; 2 usage.
+    if (r.violations > 0) throw ferrite::cli::Exit{1};
+    if (r.inconclusive > 0) {
+      std::fprintf(stderr, "ferrite crashtest: %llu image(s) inconclusive: not a pass (exit 3)\n",
+                   static_cast<unsigned long long>(r.inconclusive));
+      throw ferrite::cli::Exit{3};
+    }
+    throw ferrite::cli::Exit{0};
   });
 }
 
