@@ -48,6 +48,7 @@ TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
   auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.violations, 0u) << describe(r);
+  EXPECT_EQ(r.inconclusive, 0u) << describe(r);  // an inconclusive image is never a pass
   EXPECT_EQ(r.crash_points, r.verbs + 1);
   EXPECT_GT(r.images_checked, r.crash_points);
   std::printf("[baseline-crash] %s/correct 1 thread: %zu ops, %llu crash points, %llu images, %llu violations\n",
@@ -76,6 +77,7 @@ TEST_P(BaselineCrash, SurvivesSampledCrashesOfMultiThreadedRuns) {
     auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_EQ(r.violations, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
     images += r.images_checked;
     points += r.crash_points;
   }

@@ -88,6 +88,7 @@ TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
     auto r = cr::run_campaign(subject(structure, "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_EQ(r.violations, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
     images += r.images_checked;
     points += r.crash_points;
   }
@@ -115,6 +116,7 @@ TEST(PBCorrectVariants, StackWithoutEliminationOrRecyclingSurvivesEveryCrashPoin
     auto r = cr::run_campaign(subject("pb-stack", v), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(r.violations, 0u) << v << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << v << describe(r);
     EXPECT_GT(r.crash_points, 4 * cfg.ops);
   }
 }
@@ -166,6 +168,7 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
   EXPECT_EQ(rr.details.front().reason, v.reason);
   auto ok = cr::run_campaign(subject(structure, "correct"), again);
   EXPECT_EQ(ok.violations, 0u) << describe(ok);
+  EXPECT_EQ(ok.inconclusive, 0u) << describe(ok);
 }
 
 INSTANTIATE_TEST_SUITE_P(PB, PBBroken,

@@ -101,6 +101,7 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
       seconds += r.seconds;
     }
     EXPECT_GE(built, want) << threads << " threads";
+    EXPECT_EQ(inconclusive, 0u) << threads << " threads";  // an inconclusive image is never a pass
     std::printf("[pwf] %s/%s %d threads: %llu crash points, %llu images built, %llu checked, "
                 "%llu inconclusive, %.1fs\n",
                 GetParam().structure, GetParam().variant, threads, static_cast<unsigned long long>(points),
