@@ -16,6 +16,23 @@ inline constexpr const char* kPWFNoHelperPwb =
 inline constexpr const char* kPWFNoPfence = "no pfence between the StateRec's pwb and the SC on S (Alg. 4 l.29 removed)";
 inline constexpr const char* kPWFNoIndex = "Index[p] kept in DRAM, not persisted with the StateRec (Alg. 4 l.27-28)";
 
+// Registrations of Ferrite's own combining techniques, one line each.
+inline Registration ferrite_technique(const char* technique, const char* family, const char* description,
+                                      std::size_t pool_size = std::size_t{256} << 20) {
+  return {.technique = technique, .family = family, .origin = Origin::kFerrite, .description = description,
+          .pool_size = pool_size};
+}
+inline Registration ferrite_broken(const char* technique, const char* family, const char* variant,
+                                   const char* description) {
+  return {.technique = technique, .variant = variant, .family = family, .origin = Origin::kFerrite,
+          .broken = true, .description = description};
+}
+inline Registration ferrite_ablation(const char* technique, const char* family, const char* variant,
+                                     const char* description, std::size_t pool_size = std::size_t{256} << 20) {
+  return {.technique = technique, .variant = variant, .family = family, .origin = Origin::kFerrite,
+          .ablation = true, .description = description, .pool_size = pool_size};
+}
+
 template <class S, op::Abstract A, int kReattach = 0>
 struct Combining {
   using Handle = std::unique_ptr<S>;

@@ -19,18 +19,14 @@ struct PBFloat : fa::Combining<fc::PBAtomicFloat<F>, op::Abstract::kRegister> {
   static std::vector<std::int64_t> observe(Handle& h) { return {fa::double_bits(h->value())}; }
 };
 
-using fa::Origin;
-
 }  // namespace
 
-FERRITE_REGISTER_ADAPTER(PBFloat<0>, {.technique = "pbcomb-float", .family = "pbcomb", .origin = Origin::kFerrite,
-                                      .description = "AtomicFloat on PBcomb (Alg. 1-2), detectable",
-                                      .pool_size = std::size_t{16} << 20});
+FERRITE_REGISTER_ADAPTER(PBFloat<0>,
+                         fa::ferrite_technique("pbcomb-float", "pbcomb", "AtomicFloat on PBcomb (Alg. 1-2), detectable",
+                             std::size_t{16} << 20));
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPfenceBetweenPwbs>,
-                         {.technique = "pbcomb-float", .variant = "no-pfence", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBcomb without the pfence between pwb(StateRec) and pwb(MIndex) (Alg. 2 l.23)"});
+                         fa::ferrite_broken("pbcomb-float", "pbcomb", "no-pfence",
+                             "PBcomb without the pfence between pwb(StateRec) and pwb(MIndex) (Alg. 2 l.23)"));
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPsyncBeforeUnlock>,
-                         {.technique = "pbcomb-float", .variant = "no-psync", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBcomb without the psync before unlock (Alg. 2 l.27)"});
+                         fa::ferrite_broken("pbcomb-float", "pbcomb", "no-psync",
+                             "PBcomb without the psync before unlock (Alg. 2 l.27)"));

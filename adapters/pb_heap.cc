@@ -18,18 +18,14 @@ struct PBHeap : fa::Combining<fc::PBHeap<F>, op::Abstract::kPriorityQueue> {
   static std::vector<std::int64_t> observe(Handle& h) { return h->sorted(); }
 };
 
-using fa::Origin;
-
 }  // namespace
 
-FERRITE_REGISTER_ADAPTER(PBHeap<0>, {.technique = "pb-heap", .family = "pbcomb", .origin = Origin::kFerrite,
-                                     .description = "PBheap: bounded min-heap in the PBcomb state (capacity = --heap-capacity)",
-                                     .pool_size = std::size_t{32} << 20});
+FERRITE_REGISTER_ADAPTER(PBHeap<0>,
+                         fa::ferrite_technique("pb-heap", "pbcomb", "PBheap: bounded min-heap in the PBcomb state (capacity = --heap-capacity)",
+                             std::size_t{32} << 20));
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoPsyncBeforeUnlock>,
-                         {.technique = "pb-heap", .variant = "no-psync", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBheap without the psync before unlock"});
+                         fa::ferrite_broken("pb-heap", "pbcomb", "no-psync",
+                             "PBheap without the psync before unlock"));
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoPfenceBetweenPwbs>,
-                         {.technique = "pb-heap", .variant = "no-pfence", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBheap without the pfence between the pwbs"});
+                         fa::ferrite_broken("pb-heap", "pbcomb", "no-pfence",
+                             "PBheap without the pfence between the pwbs"));

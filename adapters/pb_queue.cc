@@ -18,21 +18,16 @@ struct PBQueue : fa::Combining<fc::PBQueue<F>, op::Abstract::kQueue> {
   static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
 };
 
-using fa::Origin;
-
 }  // namespace
 
-FERRITE_REGISTER_ADAPTER(PBQueue<0>, {.technique = "pb-queue", .family = "pbcomb", .origin = Origin::kFerrite,
-                                      .description = "PBqueue: two PBcomb instances, oldTail, per-thread free lists (Alg. 5-7)"});
+FERRITE_REGISTER_ADAPTER(PBQueue<0>,
+                         fa::ferrite_technique("pb-queue", "pbcomb", "PBqueue: two PBcomb instances, oldTail, per-thread free lists (Alg. 5-7)"));
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoToPersist>,
-                         {.technique = "pb-queue", .variant = "no-topersist", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBqueue without the toPersist write-backs (Alg. 5 l.24)"});
+                         fa::ferrite_broken("pb-queue", "pbcomb", "no-topersist",
+                             "PBqueue without the toPersist write-backs (Alg. 5 l.24)"));
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOldTail>,
-                         {.technique = "pb-queue", .variant = "no-oldtail", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBqueue: dequeuers ignore oldTail and may pass the unpersisted tail (Alg. 6 l.57)"});
+                         fa::ferrite_broken("pb-queue", "pbcomb", "no-oldtail",
+                             "PBqueue: dequeuers ignore oldTail and may pass the unpersisted tail (Alg. 6 l.57)"));
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoPfenceBetweenPwbs>,
-                         {.technique = "pb-queue", .variant = "no-pfence", .family = "pbcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "PBqueue without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"});
+                         fa::ferrite_broken("pb-queue", "pbcomb", "no-pfence",
+                             "PBqueue without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"));

@@ -23,7 +23,6 @@ struct PBStack : fa::Combining<fc::PBStack<F>, op::Abstract::kStack> {
   static std::vector<std::int64_t> observe(Handle& h) { return h->values(); }
 };
 
-using fa::Origin;
 using Correct = PBStack<0, true, true>;
 using NoElim = PBStack<0, false, true>;
 using NoRec = PBStack<0, true, false>;
@@ -32,17 +31,17 @@ using NoPsync = PBStack<fc::kNoPsyncBeforeUnlock, true, true>;
 
 }  // namespace
 
-FERRITE_REGISTER_ADAPTER(Correct, {.technique = "pb-stack", .family = "pbcomb", .origin = Origin::kFerrite,
-                                   .description = "PBstack: PBcomb + elimination + recycling stack"});
-FERRITE_REGISTER_ADAPTER(NoElim, {.technique = "pb-stack", .variant = "no-elim", .family = "pbcomb",
-                                  .origin = Origin::kFerrite, .ablation = true,
-                                  .description = "PBstack without elimination"});
-FERRITE_REGISTER_ADAPTER(NoRec, {.technique = "pb-stack", .variant = "no-rec", .family = "pbcomb",
-                                 .origin = Origin::kFerrite, .ablation = true,
-                                 .description = "PBstack without the recycling stack (popped nodes freed to the heap)"});
-FERRITE_REGISTER_ADAPTER(NoNodePwb, {.technique = "pb-stack", .variant = "no-node-pwb", .family = "pbcomb",
-                                     .origin = Origin::kFerrite, .broken = true,
-                                     .description = "PBstack: new nodes are not written back before the state"});
-FERRITE_REGISTER_ADAPTER(NoPsync, {.technique = "pb-stack", .variant = "no-psync", .family = "pbcomb",
-                                   .origin = Origin::kFerrite, .broken = true,
-                                   .description = "PBstack: no psync before unlock (Alg. 2 l.27)"});
+FERRITE_REGISTER_ADAPTER(Correct,
+                         fa::ferrite_technique("pb-stack", "pbcomb", "PBstack: PBcomb + elimination + recycling stack"));
+FERRITE_REGISTER_ADAPTER(NoElim,
+                         fa::ferrite_ablation("pb-stack", "pbcomb", "no-elim",
+                             "PBstack without elimination"));
+FERRITE_REGISTER_ADAPTER(NoRec,
+                         fa::ferrite_ablation("pb-stack", "pbcomb", "no-rec",
+                             "PBstack without the recycling stack (popped nodes freed to the heap)"));
+FERRITE_REGISTER_ADAPTER(NoNodePwb,
+                         fa::ferrite_broken("pb-stack", "pbcomb", "no-node-pwb",
+                             "PBstack: new nodes are not written back before the state"));
+FERRITE_REGISTER_ADAPTER(NoPsync,
+                         fa::ferrite_broken("pb-stack", "pbcomb", "no-psync",
+                             "PBstack: no psync before unlock (Alg. 2 l.27)"));

@@ -34,23 +34,17 @@ struct PWFFloat : fa::Combining<fc::PWFAtomicFloat<F>, op::Abstract::kRegister, 
   }
 };
 
-using fa::Origin;
-
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNone>,
-                         {.technique = "pwfcomb-float", .family = "pwfcomb", .origin = Origin::kFerrite,
-                          .description = "AtomicFloat on PWFcomb (Alg. 3-4), wait-free, detectable",
-                          .pool_size = std::size_t{16} << 20});
+                         fa::ferrite_technique("pwfcomb-float", "pwfcomb", "AtomicFloat on PWFcomb (Alg. 3-4), wait-free, detectable",
+                             std::size_t{16} << 20));
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoHelperPwbS>,
-                         {.technique = "pwfcomb-float", .variant = "no-helper-pwb", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoHelperPwb});
+                         fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-helper-pwb",
+                             fa::kPWFNoHelperPwb));
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoPfenceRecord>,
-                         {.technique = "pwfcomb-float", .variant = "no-pfence", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoPfence});
+                         fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-pfence",
+                             fa::kPWFNoPfence));
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
-                         {.technique = "pwfcomb-float", .variant = "no-index", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoIndex});
+                         fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-index",
+                             fa::kPWFNoIndex));

@@ -19,19 +19,14 @@ struct PWFHeap : fa::Combining<fc::PWFHeap<F>, op::Abstract::kPriorityQueue, 7> 
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
 };
 
-using fa::Origin;
-
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNone>,
-                         {.technique = "pwf-heap", .family = "pwfcomb", .origin = Origin::kFerrite,
-                          .description = "PWFheap: bounded min-heap in the PWFcomb state (capacity = --heap-capacity)",
-                          .pool_size = std::size_t{64} << 20});
+                         fa::ferrite_technique("pwf-heap", "pwfcomb", "PWFheap: bounded min-heap in the PWFcomb state (capacity = --heap-capacity)",
+                             std::size_t{64} << 20));
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoIndexPersist>,
-                         {.technique = "pwf-heap", .variant = "no-index", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoIndex});
+                         fa::ferrite_broken("pwf-heap", "pwfcomb", "no-index",
+                             fa::kPWFNoIndex));
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoPfenceRecord>,
-                         {.technique = "pwf-heap", .variant = "no-pfence", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoPfence});
+                         fa::ferrite_broken("pwf-heap", "pwfcomb", "no-pfence",
+                             fa::kPWFNoPfence));

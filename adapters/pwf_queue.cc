@@ -20,19 +20,14 @@ struct PWFQueue : fa::Combining<fc::PWFQueue<F>, op::Abstract::kQueue, 7> {
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
 };
 
-using fa::Origin;
-
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNone>,
-                         {.technique = "pwf-queue", .family = "pwfcomb", .origin = Origin::kFerrite,
-                          .description = "PWFqueue: two PWFcomb instances, two-part list (no node recycling)",
-                          .pool_size = std::size_t{1} << 30});
+                         fa::ferrite_technique("pwf-queue", "pwfcomb", "PWFqueue: two PWFcomb instances, two-part list (no node recycling)",
+                             std::size_t{1} << 30));
 FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoConnectPwb>,
-                         {.technique = "pwf-queue", .variant = "no-connect-pwb", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = "the enqueuer that links the two parts does not persist tail->next"});
+                         fa::ferrite_broken("pwf-queue", "pwfcomb", "no-connect-pwb",
+                             "the enqueuer that links the two parts does not persist tail->next"));
 FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoHelperPwbS>,
-                         {.technique = "pwf-queue", .variant = "no-helper-pwb", .family = "pwfcomb",
-                          .origin = Origin::kFerrite, .broken = true,
-                          .description = fa::kPWFNoHelperPwb});
+                         fa::ferrite_broken("pwf-queue", "pwfcomb", "no-helper-pwb",
+                             fa::kPWFNoHelperPwb));

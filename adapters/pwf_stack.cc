@@ -19,7 +19,6 @@ struct PWFStack : fa::Combining<fc::PWFStack<E, R, F>, op::Abstract::kStack, 7> 
   static std::vector<std::int64_t> observe(Handle& h) { return h->contents(); }
 };
 
-using fa::Origin;
 using Correct = PWFStack<true, true, pf::kNone>;
 using NoElim = PWFStack<false, true, pf::kNone>;
 using NoRec = PWFStack<true, false, pf::kNone>;
@@ -28,18 +27,17 @@ using NoHelperPwb = PWFStack<true, true, pf::kNoHelperPwbS>;
 
 }  // namespace
 
-FERRITE_REGISTER_ADAPTER(Correct, {.technique = "pwf-stack", .family = "pwfcomb", .origin = Origin::kFerrite,
-                                   .description = "PWFstack: PWFcomb + elimination + validated per-thread recycling"});
-FERRITE_REGISTER_ADAPTER(NoElim, {.technique = "pwf-stack", .variant = "no-elim", .family = "pwfcomb",
-                                  .origin = Origin::kFerrite, .ablation = true,
-                                  .description = "PWFstack without elimination"});
-FERRITE_REGISTER_ADAPTER(NoRec, {.technique = "pwf-stack", .variant = "no-rec", .family = "pwfcomb",
-                                 .origin = Origin::kFerrite, .ablation = true,
-                                 .description = "PWFstack without node recycling (popped nodes leak until restart)",
-                                 .pool_size = std::size_t{1} << 30});
-FERRITE_REGISTER_ADAPTER(NoPfence, {.technique = "pwf-stack", .variant = "no-pfence", .family = "pwfcomb",
-                                    .origin = Origin::kFerrite, .broken = true,
-                                    .description = "no pfence between the StateRec's (and nodes') pwb and the SC (Alg. 4 l.29)"});
-FERRITE_REGISTER_ADAPTER(NoHelperPwb, {.technique = "pwf-stack", .variant = "no-helper-pwb", .family = "pwfcomb",
-                                       .origin = Origin::kFerrite, .broken = true,
-                                       .description = fa::kPWFNoHelperPwb});
+FERRITE_REGISTER_ADAPTER(Correct,
+                         fa::ferrite_technique("pwf-stack", "pwfcomb", "PWFstack: PWFcomb + elimination + validated per-thread recycling"));
+FERRITE_REGISTER_ADAPTER(NoElim,
+                         fa::ferrite_ablation("pwf-stack", "pwfcomb", "no-elim",
+                             "PWFstack without elimination"));
+FERRITE_REGISTER_ADAPTER(NoRec,
+                         fa::ferrite_ablation("pwf-stack", "pwfcomb", "no-rec",
+                             "PWFstack without node recycling (popped nodes leak until restart)", std::size_t{1} << 30));
+FERRITE_REGISTER_ADAPTER(NoPfence,
+                         fa::ferrite_broken("pwf-stack", "pwfcomb", "no-pfence",
+                             "no pfence between the StateRec's (and nodes') pwb and the SC (Alg. 4 l.29)"));
+FERRITE_REGISTER_ADAPTER(NoHelperPwb,
+                         fa::ferrite_broken("pwf-stack", "pwfcomb", "no-helper-pwb",
+                             fa::kPWFNoHelperPwb));
