@@ -172,7 +172,8 @@ TEST(Checker, TableExact) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.name);
     auto r = check(c, fc::CheckOptions::Engine::kExact);
-    EXPECT_EQ(r.engine, "exact");
+    // Sets and maps are searched key by key ("exact-per-key"), the rest whole.
+    EXPECT_EQ(r.engine, c.spec == S::kSet || c.spec == S::kMap ? "exact-per-key" : "exact");
     if (c.expect_ok) {
       EXPECT_TRUE(r.ok()) << r.reason;
     } else {
@@ -244,9 +245,22 @@ TEST(Checker, BudgetExhaustionFallsBack) {
   in.spec = S::kSet;
   for (auto& h : in.ops) h.op.kind = fc::kInsert;
   std::sort(in.observed.begin(), in.observed.end());
-  in.observed.push_back(1000);  // invented: no linearization, search cannot finish
+  in.observed.push_back(1000);  // invented: no op touches key 1000
   auto s = fc::check_durable_linearizability(in, opt);
-  EXPECT_EQ(s.verdict, CheckResult::Verdict::kInconclusive);
+  // Key by key, the invented key is decided exactly (it used to exhaust the
+  // whole-history search).
+  EXPECT_TRUE(s.violation()) << s.reason;
+  EXPECT_NE(s.reason.find("key 1000:"), std::string::npos) << s.reason;
+  // One key whose search cannot finish within the budget: 24 overlapping
+  // inserts that all claim to have added the key (only one can have).
+  fc::CheckInput one;
+  one.spec = S::kSet;
+  for (int i = 0; i < 24; ++i) one.ops.push_back(H(i, fc::kInsert, 1, static_cast<std::uint64_t>(i + 1), 100, 1));
+  one.observed = {1};
+  opt.node_budget = 10;  // fewer nodes than the 24 first choices
+  auto t = fc::check_durable_linearizability(one, opt);
+  EXPECT_EQ(t.verdict, CheckResult::Verdict::kInconclusive) << t.reason;
+  EXPECT_NE(t.reason.find("key 1:"), std::string::npos) << t.reason;
 }
 
 TEST(Checker, SpecRejectsForeignOps) {
@@ -256,6 +270,96 @@ TEST(Checker, SpecRejectsForeignOps) {
   in.spec = S::kQueue;
   in.ops.push_back(H(0, fc::kPush, 1, 1, 2));
   EXPECT_THROW(fc::check_durable_linearizability(in), std::invalid_argument);
+}
+
+// Sets and maps are checked key by key (linearizability is local): a
+// 2,000-operation history over 64 keys, far beyond the whole-history exact
+// engine (400 ops) and with no fast check for sets/maps, is decided exactly,
+// never inconclusive — and a lost completed operation on one key is caught
+// and named.
+struct KeyedHistory {
+  fc::CheckInput in;
+};
+KeyedHistory keyed_history(fc::Spec spec, int n_ops, std::uint64_t seed) {
+  KeyedHistory h;
+  h.in.spec = spec;
+  fc::State st;
+  std::uint64_t rng = seed;
+  auto next = [&] {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return rng >> 33;
+  };
+  for (int i = 0; i < n_ops; ++i) {
+    const auto r = next();
+    const std::int64_t key = static_cast<std::int64_t>(r % 64) + 1;
+    fc::Op op;
+    if (spec == fc::Spec::kSet) {
+      const std::int32_t kinds[] = {fc::kInsert, fc::kRemove, fc::kContains};
+      op = {kinds[(r >> 8) % 3], key, 0};
+    } else {
+      const std::int32_t kinds[] = {fc::kPut, fc::kErase, fc::kGet};
+      op = {kinds[(r >> 8) % 3], key, static_cast<std::int64_t>(i + 1000)};
+    }
+    HistoryOp ho;
+    ho.tid = static_cast<int>(r >> 20) % 4;
+    ho.op = op;
+    // Overlapping intervals of 3 consecutive ops (concurrency), applied in
+    // invocation order so that order is a valid linearization.
+    ho.invoke = static_cast<std::uint64_t>(2 * i + 1);
+    ho.respond = static_cast<std::uint64_t>(2 * i + 6);
+    ho.response = fc::spec_apply(spec, st, op);
+    h.in.ops.push_back(ho);
+  }
+  h.in.observed = st;
+  return h;
+}
+
+TEST(Checker, SetHistoriesAreCheckedExactlyKeyByKey) {
+  auto h = keyed_history(fc::Spec::kSet, 2000, 7);
+  auto ok = fc::check_durable_linearizability(h.in);
+  EXPECT_TRUE(ok.ok()) << ok.reason;
+  EXPECT_EQ(ok.engine, "exact-per-key");
+  // A completed insert of a key that ends present is lost.
+  ASSERT_FALSE(h.in.observed.empty());
+  const auto lost = h.in.observed.front();
+  h.in.observed.erase(h.in.observed.begin());
+  auto bad = fc::check_durable_linearizability(h.in);
+  EXPECT_TRUE(bad.violation());
+  EXPECT_NE(bad.reason.find("key " + std::to_string(lost) + ":"), std::string::npos) << bad.reason;
+}
+
+TEST(Checker, MapHistoriesAreCheckedExactlyKeyByKeyWithDetectability) {
+  auto h = keyed_history(fc::Spec::kMap, 2000, 11);
+  EXPECT_TRUE(fc::check_durable_linearizability(h.in).ok());
+  // A pending put that recovery completed: detectable, and its answer must
+  // agree with the state before it.
+  fc::State before = h.in.observed;
+  HistoryOp pend;
+  pend.tid = 1;
+  pend.op = {fc::kPut, 5, 999999};
+  pend.invoke = 100000;
+  h.in.ops.push_back(pend);
+  fc::State after = before;
+  const fc::Response answer = fc::spec_apply(fc::Spec::kMap, after, pend.op);
+  h.in.recovered = {{h.in.ops.size() - 1, answer}};
+  h.in.observed_after = after;
+  auto ok = fc::check_detectability(h.in);
+  EXPECT_TRUE(ok.ok()) << ok.reason;
+  EXPECT_EQ(ok.engine, "exact-per-key");
+  // A wrong answer for it (as if the key held another value) is caught.
+  h.in.recovered = {{h.in.ops.size() - 1, fc::Response{true, 424242}}};
+  EXPECT_TRUE(fc::check_detectability(h.in).violation());
+}
+
+TEST(Checker, BufferedSetHistoriesAreNotSplitByKey) {
+  // The buffered prefix is global (closed under real-time order across keys):
+  // key 2's insert completed after key 1's, so keeping 2 without 1 is no
+  // prefix — a per-key check would wrongly accept it.
+  fc::CheckInput in;
+  in.spec = fc::Spec::kSet;
+  in.ops = {H(0, fc::kInsert, 1, 1, 2, 1), H(0, fc::kInsert, 2, 3, 4, 1)};
+  in.observed = {2};
+  EXPECT_TRUE(fc::check_buffered_durable_linearizability(in).violation());
 }
 
 }  // namespace

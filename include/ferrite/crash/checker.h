@@ -31,7 +31,11 @@
 //          stacks, log positions. Sets, maps and registers have no fast
 //          check: beyond the exact engine's reach the result is
 //          kInconclusive.
-// The result names the engine used ("exact", "fast-queue", ...).
+// Sets and maps (durable linearizability and detectability) are checked
+// key by key, each key with the exact engine ("exact-per-key"):
+// linearizability is local, so a long history over many keys stays exact.
+// Buffered durable linearizability is never split (its prefix is global).
+// The result names the engine used ("exact", "exact-per-key", "fast-queue", ...).
 //
 // Thread safety: pure functions.
 #pragma once
