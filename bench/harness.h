@@ -130,7 +130,23 @@ std::uint64_t effective_prefill(const Experiment& e);
 std::string check_experiment(const Experiment& e);
 
 // One measured point (technique × threads) of an experiment.
-struct Record {
+// key-mix counts: timed operations by kind and outcome. One type for a
+// worker, a repetition and a record, summed with += at each level.
+struct KeyMixCounts {
+  std::uint64_t lookups = 0, lookup_hits = 0;  // gets / contains, and how many found the key
+  std::uint64_t inserts = 0, keys_added = 0;   // inserts / puts, and how many added a new key
+  std::uint64_t removes = 0;                   // removes / erases (failed ones: empty_removes)
+  KeyMixCounts& operator+=(const KeyMixCounts& o) {
+    lookups += o.lookups;
+    lookup_hits += o.lookup_hits;
+    inserts += o.inserts;
+    keys_added += o.keys_added;
+    removes += o.removes;
+    return *this;
+  }
+};
+
+struct Record : KeyMixCounts {
   std::string experiment, structure, technique, description, workload, backend, media;
   bool persistent = false;
   std::string family;                // the technique's family ("pbcomb", "transient", ...)
@@ -159,9 +175,7 @@ struct Record {
   // key-mix only (0 / "" / unset otherwise); counts are over all measured reps.
   std::string mix;                   // "50:25:25" (get:insert:remove percent)
   std::uint64_t key_range = 0;
-  std::uint64_t lookups = 0, lookup_hits = 0;  // gets / contains, and how many found the key
-  std::uint64_t inserts = 0, keys_added = 0;   // inserts / puts, and how many added a new key
-  std::uint64_t removes = 0;                   // removes / erases (failed ones: empty_removes)
+  // (+ KeyMixCounts: lookups, lookup_hits, inserts, keys_added, removes)
   std::optional<double> hit_rate;              // lookup_hits / lookups
   std::string error;                 // non-empty: the point failed (no numbers)
 };
@@ -184,15 +198,14 @@ using ProgressFn = std::function<void(const std::string&)>;
 // Runs one repetition; throws std::exception on failure (pool creation,
 // technique error, a keyed prefill that did not reach its key count).
 // Exposed for tests.
-struct RepResult {
+struct RepResult : KeyMixCounts {
   double seconds = 0;
   std::uint64_t ops = 0, empty_removes = 0;
   persist::Counters counters{};
   double combining_degree = 0;
   std::string media = "none";
-  // key-mix: timed operations by kind and outcome, and the keys the
-  // prefill added (== effective_prefill, or run_rep throws).
-  std::uint64_t lookups = 0, lookup_hits = 0, inserts = 0, keys_added = 0, removes = 0;
+  // key-mix: the KeyMixCounts base, and the keys the prefill added
+  // (== effective_prefill, or run_rep throws).
   std::uint64_t prefill_added = 0;
 };
 RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uint64_t seed);

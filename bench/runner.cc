@@ -182,9 +182,8 @@ std::uint64_t prefill_stride(std::uint64_t range) {
 }
 
 // One thread's counts. Padded: workers update them in the timed loop.
-struct alignas(sync::kPadding) WorkerOut {
+struct alignas(sync::kPadding) WorkerOut : KeyMixCounts {
   std::uint64_t ops = 0, empty = 0;
-  std::uint64_t lookups = 0, lookup_hits = 0, inserts = 0, keys_added = 0, removes = 0;
   std::uint64_t prefill_added = 0;
   std::exception_ptr error;
 };
@@ -386,11 +385,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
   for (auto& o : out) {
     res.ops += o.ops;
     res.empty_removes += o.empty;
-    res.lookups += o.lookups;
-    res.lookup_hits += o.lookup_hits;
-    res.inserts += o.inserts;
-    res.keys_added += o.keys_added;
-    res.removes += o.removes;
+    res += static_cast<const KeyMixCounts&>(o);
     res.prefill_added += o.prefill_added;
   }
   res.counters = c_end;
@@ -486,11 +481,7 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
           r.ops_total += rr.ops;
           r.empty_removes += rr.empty_removes;
           r.seconds_total += rr.seconds;
-          r.lookups += rr.lookups;
-          r.lookup_hits += rr.lookup_hits;
-          r.inserts += rr.inserts;
-          r.keys_added += rr.keys_added;
-          r.removes += rr.removes;
+          r += static_cast<const KeyMixCounts&>(rr);
           total += rr.counters;
           degree_sum += rr.combining_degree;
           if (progress)
