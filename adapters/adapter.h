@@ -88,7 +88,21 @@ struct Registration {
   bool crash = true;   // registered with `ferrite crashtest` (never for transient techniques)
   bool needs_pool = true;                   // bench: give create() a fresh Ferrite pool
   std::size_t pool_size = std::size_t{256} << 20;  // bench pool bytes
+  // Persistency models (crash/model.h) under which the crash campaigns must
+  // hold (a broken variant: be caught). Empty: every model. A structure
+  // correct under x86 only says {"x86"} here.
+  std::vector<std::string> models;
 };
+
+// A broken variant that the x86 model legitimately accepts (the step it
+// removes is implied there by a fence or by per-line store order): the
+// campaigns expect it caught under the abstract model only, and its
+// description says why.
+inline Registration abstract_only(Registration r, const char* why) {
+  r.models = {"abstract"};
+  r.description += std::string(" [caught under the abstract model only: ") + why + "]";
+  return r;
+}
 
 // Every registration, in order (for listings and the docs).
 struct Registered {
@@ -167,8 +181,12 @@ class Subject final : public crash::Subject {
     (void)h_.release();
     pool_ = &pool;
     setup_.threads = threads;
+    // A fresh process (the campaign's restarted machine) never ran create():
+    // the workload's per-thread counters start over (post-recovery ops).
+    if (work_.next.size() != static_cast<std::size_t>(threads)) work_.reset(threads);
     h_ = std::make_unique<typename A::Handle>(A::attach(pool, setup_));
   }
+  bool has_structure(pmem::Pool& pool) override { return pool.has_root(setup_.name); }
   crash::Response recover_op(int tid, std::uint64_t seq, const crash::Op& o) override {
     if constexpr (A::kDetectable) return A::recover(*h_, tid, seq, o);
     else throw std::logic_error("recover_op on a technique that is not detectable");

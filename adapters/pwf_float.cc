@@ -46,5 +46,6 @@ FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoPfenceRecord>,
                          fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-pfence",
                              fa::kPWFNoPfence));
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
-                         fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-index",
-                             fa::kPWFNoIndex));
+                         fa::abstract_only(fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-index", fa::kPWFNoIndex),
+                                           "its lost round needs a line torn between ordinary stores, which x86's "
+                                           "per-line store order forbids"));

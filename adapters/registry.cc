@@ -86,6 +86,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     info.family = r.family;
     info.ferrite = ferrite;
     info.ablation = r.ablation;
+    info.models = r.models;
     crash::register_subject(std::move(info));
   }
   if (r.bench && !r.broken) {

@@ -86,9 +86,11 @@ FERRITE_REGISTER_ADAPTER(LockStackNoNodePwb,
                           .family = "lock", .origin = Origin::kCompetitor, .broken = true,
                           .description = "pushed nodes not written back"});
 FERRITE_REGISTER_ADAPTER(LockStackNoPsync,
-                         {.technique = "lock-persist", .subject = "lock-persist-stack", .variant = "no-psync",
-                          .family = "lock", .origin = Origin::kCompetitor, .broken = true,
-                          .description = "unlock before psync"});
+                         fa::abstract_only({.technique = "lock-persist", .subject = "lock-persist-stack",
+                                            .variant = "no-psync", .family = "lock", .origin = Origin::kCompetitor,
+                                            .broken = true, .description = "unlock before psync"},
+                                           "the pfence before the unlock is an sfence, which makes the write-backs "
+                                           "durable on x86"));
 FERRITE_REGISTER_ADAPTER(LockQueue, {.technique = "lock-persist", .subject = "lock-persist-queue", .family = "lock",
                                      .origin = Origin::kCompetitor, .description = "mutex + in-place persistent queue"});
 FERRITE_REGISTER_ADAPTER(LockQueueNoNodePwb,

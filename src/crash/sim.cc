@@ -1,35 +1,155 @@
-// The crash simulator (crash/sim.h).
+// The crash simulator (crash/sim.h): the machine (working memory, media
+// image, verb numbering, crash hook, write tracking). What the verbs mean
+// and which images a crash may leave is the model's (crash/model.h,
+// model*.cc).
 #include "ferrite/crash/sim.h"
 
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
+
+#include "ferrite/crash/model.h"
 
 namespace ferrite::crash {
 
 namespace {
 
 constexpr std::size_t kL = persist::kCacheLine;
+constexpr std::size_t kPage = 4096;
 
-struct ThreadState {
-  std::uint32_t epoch = 0;
-  std::vector<PendingWriteBack> pending;
+// ------------------------------------------------------------ write tracking
+//
+// Invariant: a page whose flag is 0 is write-protected and its working
+// memory equals its media image. So the dirty lines (working != media) all
+// lie in flagged pages, and a capture compares only those.
+//   - A store to a protected page faults; the handler makes the page
+//     writable and THEN sets its flag. (The other order would let a shrink
+//     that runs between the two clear the flag and re-protect, after which
+//     the handler unprotects a page whose flag is 0.)
+//   - A write to the media image (a write-back landing) sets the flag.
+//   - A shrink (capture outside a crashed child) takes a flagged page that
+//     compared clean at enough captures (kProtectAfter), clears its flag,
+//     write-protects it, and compares it again: a store that raced in
+//     before the protection is seen by the second comparison (mprotect's
+//     TLB shootdown drains the other CPUs' store buffers), one after it
+//     faults and sets the flag.
+// A flag > 0 also counts the captures that found its page clean (+ 1).
+// The tracker is global (the handler cannot take the simulator lock); flag
+// arrays are never freed, so a late handler never touches freed memory.
+struct Tracker {
+  std::atomic<std::uintptr_t> lo{0}, hi{0};  // tracked range; empty when lo == hi
+  std::atomic<std::atomic<std::uint8_t>*> flags{nullptr};
+  struct sigaction prev {};                   // the handler we chain to
+  bool installed = false;
+};
+Tracker g_track;
+
+void chain(int sig, siginfo_t* si, void* uc) {
+  const struct sigaction& p = g_track.prev;
+  if ((p.sa_flags & SA_SIGINFO) != 0 && p.sa_sigaction != nullptr) {
+    p.sa_sigaction(sig, si, uc);
+    return;
+  }
+  if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN && p.sa_handler != nullptr) {
+    p.sa_handler(sig);
+    return;
+  }
+  // Default action: a fault re-executes and kills the process as it would
+  // have without us; a sent signal is raised again (it is blocked until we
+  // return).
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  if (si == nullptr || si->si_code <= 0) ::raise(sig);
+}
+
+void segv_handler(int sig, siginfo_t* si, void* uc) {
+  const int saved_errno = errno;
+  const auto a = reinterpret_cast<std::uintptr_t>(si != nullptr ? si->si_addr : nullptr);
+  const std::uintptr_t lo = g_track.lo.load(std::memory_order_acquire);
+  const std::uintptr_t hi = g_track.hi.load(std::memory_order_acquire);
+  if (si != nullptr && si->si_code == SEGV_ACCERR && a >= lo && a < hi) {
+    std::atomic<std::uint8_t>* flags = g_track.flags.load(std::memory_order_acquire);
+    const std::size_t pg = (a - lo) / kPage;
+    if (::mprotect(reinterpret_cast<void*>(lo + pg * kPage), kPage, PROT_READ | PROT_WRITE) == 0) {
+      flags[pg].store(1, std::memory_order_seq_cst);
+      errno = saved_errno;
+      return;
+    }
+    // mprotect may fail (ENOMEM: alternating protections exceed the map
+    // count): unprotect the whole pool, every page flagged (a full scan).
+    if (::mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE) == 0) {
+      for (std::size_t i = 0; i < (hi - lo) / kPage; ++i) flags[i].store(1, std::memory_order_seq_cst);
+      errno = saved_errno;
+      return;
+    }
+  }
+  errno = saved_errno;
+  chain(sig, si, uc);
+}
+
+// Installs the handler (once; again if someone replaced it). False if the
+// handler cannot be installed (then the pool is scanned).
+bool install_handler() {
+  struct sigaction cur {};
+  if (g_track.installed && ::sigaction(SIGSEGV, nullptr, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 &&
+      cur.sa_sigaction == &segv_handler)
+    return true;
+  struct sigaction sa {};
+  sa.sa_sigaction = &segv_handler;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  ::sigemptyset(&sa.sa_mask);
+  struct sigaction prev {};
+  if (::sigaction(SIGSEGV, &sa, &prev) != 0) return false;
+  if (!((prev.sa_flags & SA_SIGINFO) != 0 && prev.sa_sigaction == &segv_handler)) g_track.prev = prev;
+  // A sanitizer may keep SIGSEGV to itself: check that we are in force.
+  if (::sigaction(SIGSEGV, nullptr, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) == 0 ||
+      cur.sa_sigaction != &segv_handler)
+    return false;
+  g_track.installed = true;
+  return true;
+}
+
+bool tracking_default() {
+  const char* e = std::getenv("FERRITE_SIM_TRACKING");
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
+// ------------------------------------------------------------------ the sim
+
+struct Sim;
+
+class SimMachine final : public Machine {
+ public:
+  explicit SimMachine(Sim& s) : s_(s) {}
+  std::size_t size() const override;
+  const std::uint8_t* working() const override;
+  const std::uint8_t* media() const override;
+  void write_media(std::uint64_t offset, const Line& data) override;
+
+ private:
+  Sim& s_;
 };
 
 struct Sim {
   std::mutex mu;
   std::uint8_t* base = nullptr;
   std::size_t size = 0;
+  // The pool range for the lock-free test of declare_store.
+  std::atomic<std::uintptr_t> lo{0}, hi{0};
   void* shadow = nullptr;  // the pool file's shared mapping, moved aside
   // The media image: a shared mapping of a memfd, so that a crashed child
   // can hand a crash image to Pool::open as a file (/proc/self/fd/N).
@@ -46,19 +166,41 @@ struct Sim {
       size = 0;
     }
   } media;
-  std::vector<std::unique_ptr<ThreadState>> threads;
+  SimMachine machine{*this};
+  const Model* selected = nullptr;  // for pools attached from now on
+  const Model* model = nullptr;     // of the attached pool
+  std::unique_ptr<ModelRun> run;
+  std::uint32_t nthreads = 0;
   std::uint64_t generation = 0;
   std::uint64_t k = 0;
   sim::CrashHook hook = nullptr;
   void* hook_ctx = nullptr;
+  sim::Turnstile turnstile = nullptr;  // controlled scheduling (campaign)
+  void* turnstile_ctx = nullptr;
   bool child = false;  // in a crashed child: verbs do nothing
   int child_backing_fd = -1;  // crashed child: pools attach as MAP_PRIVATE views of this file
   std::atomic<int> waiting{0};
+  // Write tracking of the attached pool.
+  bool want_tracking = tracking_default();
+  bool tracking = false;
+  // One byte per page, mapped (not from the heap, so tracking does not move
+  // the program's heap allocations). Never unmapped: a handler running late
+  // may still read an old array (a few bytes per page, once per larger pool).
+  std::atomic<std::uint8_t>* flags = nullptr;
+  std::size_t flags_capacity = 0;  // pages
 };
 
 Sim& g() {
   static Sim* s = new Sim;  // never destroyed: verbs may run during exit
   return *s;
+}
+
+std::size_t SimMachine::size() const { return s_.size; }
+const std::uint8_t* SimMachine::working() const { return s_.base; }
+const std::uint8_t* SimMachine::media() const { return s_.media.get(); }
+void SimMachine::write_media(std::uint64_t offset, const Line& data) {
+  std::memcpy(s_.media.get() + offset, data.data(), kL);
+  if (s_.tracking) s_.flags[offset / kPage].store(1, std::memory_order_seq_cst);
 }
 
 struct ThreadSlot {
@@ -68,58 +210,25 @@ struct ThreadSlot {
 thread_local ThreadSlot t_slot;
 
 // Caller holds the lock.
-ThreadState& this_thread(Sim& s) {
+std::uint32_t this_thread(Sim& s) {
   if (t_slot.generation != s.generation) {
     t_slot.generation = s.generation;
-    t_slot.index = static_cast<std::uint32_t>(s.threads.size());
-    s.threads.push_back(std::make_unique<ThreadState>());
+    t_slot.index = s.nthreads++;
   }
-  return *s.threads[t_slot.index];
+  return t_slot.index;
 }
 
 // Takes the lock, counts the verb, runs the crash hook; returns the lock.
 std::unique_lock<std::mutex> enter(Sim& s, persist::Verb v) {
+  // ORDER: the turnstile (set only while no verb runs) lets one thread at a
+  // time through to the lock, in the order the campaign's scheduler chooses.
+  if (s.turnstile != nullptr) s.turnstile(s.turnstile_ctx);
   s.waiting.fetch_add(1, std::memory_order_relaxed);  // a hint for the campaign only
   std::unique_lock<std::mutex> lk(s.mu);
   s.waiting.fetch_sub(1, std::memory_order_relaxed);
   const std::uint64_t k = s.k++;
   if (s.hook != nullptr) s.hook(s.hook_ctx, k, v);
   return lk;
-}
-
-// psync: the thread's pending write-backs reach the media image, in k order
-// (per line the newest copy lands last).
-//
-// Per-line coherence: write-backs of one line reach the persistence domain
-// in the line's coherence order, so once a copy taken at verb k is durable,
-// no copy of that line taken *before* k — another thread's pwb still
-// pending, say of a shared word it loaded and wrote back (the Izraelevitz
-// transform, helping in FHMP or PWFcomb's l.44–46) — may land over it later.
-// Such older copies are dropped here; they can no longer contribute to any
-// image. (Copies taken after k carry every store k's copy carries, so they
-// stay pending.) Without this, a psync of a stale copy "un-persists" a
-// completed operation — a state no hardware produces.
-void apply_pending(Sim& s, ThreadState& t) {
-  if (t.pending.empty()) return;
-  if (s.threads.size() == 1) {  // no other thread's copies to drop
-    for (const auto& p : t.pending) std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
-    t.pending.clear();
-    return;
-  }
-  std::map<std::uint64_t, std::uint64_t> newest;  // line offset -> k of the copy applied
-  for (const auto& p : t.pending) {
-    std::memcpy(s.media.get() + p.offset, p.data.data(), kL);
-    auto [it, fresh] = newest.emplace(p.offset, p.k);
-    if (!fresh && p.k > it->second) it->second = p.k;
-  }
-  t.pending.clear();
-  for (auto& other : s.threads) {
-    if (other.get() == &t) continue;
-    std::erase_if(other->pending, [&](const PendingWriteBack& w) {
-      auto it = newest.find(w.offset);
-      return it != newest.end() && w.k < it->second;
-    });
-  }
 }
 
 void sim_pwb(const void* line) {
@@ -129,53 +238,173 @@ void sim_pwb(const void* line) {
   if (s.base == nullptr) return;
   const auto* p = static_cast<const std::uint8_t*>(line);
   if (p < s.base || p >= s.base + s.size) return;  // not pool memory: nothing to model
-  ThreadState& t = this_thread(s);
-  PendingWriteBack w;
-  w.offset = static_cast<std::uint64_t>(p - s.base);
-  w.k = s.k - 1;
-  w.thread = t_slot.index;
-  w.epoch = t.epoch;
-  std::memcpy(w.data.data(), p, kL);
-  t.pending.push_back(w);
+  VerbEvent e;
+  e.verb = persist::Verb::kPwb;
+  e.thread = this_thread(s);
+  e.k = s.k - 1;
+  e.offset = static_cast<std::uint64_t>(p - s.base);
+  e.line = p;
+  s.run->on_verb(e);
 }
 
-void sim_fence(persist::Verb v) {
+void sim_verb(persist::Verb v) {
   Sim& s = g();
   if (s.child) return;
   auto lk = enter(s, v);
   if (s.base == nullptr) return;
-  ++this_thread(s).epoch;
+  VerbEvent e;
+  e.verb = v;
+  e.thread = this_thread(s);
+  e.k = s.k - 1;
+  s.run->on_verb(e);
 }
 
-void sim_sync(persist::Verb v) {
+void sim_declare_store(const void* p, std::size_t n) {
   Sim& s = g();
-  if (s.child) return;
-  auto lk = enter(s, v);
+  if (s.child || n == 0) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  // Lock-free: most declared stores of a program may be to volatile memory.
+  const std::uintptr_t lo = s.lo.load(std::memory_order_acquire), hi = s.hi.load(std::memory_order_acquire);
+  if (a >= hi || a + n <= lo) return;
+  std::lock_guard<std::mutex> lk(s.mu);
   if (s.base == nullptr) return;
-  ThreadState& t = this_thread(s);
-  apply_pending(s, t);
-  ++t.epoch;
+  const auto b = reinterpret_cast<std::uintptr_t>(s.base);
+  const std::uintptr_t from = std::max(a, b), to = std::min(a + n, b + s.size);
+  if (from >= to) return;
+  StoreEvent e;
+  e.thread = this_thread(s);
+  e.k = s.k;
+  e.offset = from - b;
+  e.size = to - from;
+  s.run->on_store(e);
 }
 
-void sim_nothing(persist::Verb v) {
-  Sim& s = g();
-  if (s.child) return;
-  auto lk = enter(s, v);
-}
+void v_pfence() { sim_verb(persist::Verb::kPfence); }
+void v_ofence() { sim_verb(persist::Verb::kOfence); }
+void v_barrier() { sim_verb(persist::Verb::kPersistBarrier); }
+void v_psync() { sim_verb(persist::Verb::kPsync); }
+void v_dfence() { sim_verb(persist::Verb::kDfence); }
+void v_join() { sim_verb(persist::Verb::kJoinStrand); }
+void v_new_strand() { sim_verb(persist::Verb::kNewStrand); }
 
-void v_pfence() { sim_fence(persist::Verb::kPfence); }
-void v_ofence() { sim_fence(persist::Verb::kOfence); }
-void v_barrier() { sim_fence(persist::Verb::kPersistBarrier); }
-void v_psync() { sim_sync(persist::Verb::kPsync); }
-void v_dfence() { sim_sync(persist::Verb::kDfence); }
-void v_join() { sim_sync(persist::Verb::kJoinStrand); }
-void v_new_strand() { sim_nothing(persist::Verb::kNewStrand); }
-
-const persist::Backend kTable{"sim", &sim_pwb, &v_pfence, &v_psync, &v_ofence, &v_dfence,
-                              &v_barrier, &v_new_strand, &v_join};
+const persist::Backend kTable{"sim",    &sim_pwb,      &v_pfence, &v_psync, &v_ofence, &v_dfence,
+                              &v_barrier, &v_new_strand, &v_join,   &sim_declare_store};
 
 [[noreturn]] void sys_fail(const char* what) {
   throw std::system_error(errno, std::generic_category(), std::string("crash simulator: ") + what);
+}
+
+// Caller holds the lock. Stops tracking the attached range (with
+// `restore_access`, its pages become writable again).
+void untrack(Sim& s, bool restore_access) {
+  if (!s.tracking) return;
+  g_track.lo.store(0, std::memory_order_release);
+  g_track.hi.store(0, std::memory_order_release);
+  if (restore_access && s.base != nullptr) ::mprotect(s.base, s.size, PROT_READ | PROT_WRITE);
+  s.tracking = false;
+}
+
+// Caller holds the lock; working == media on the whole pool. Every page
+// clean and write-protected.
+void track_all_clean(Sim& s) {
+  if (!s.tracking) return;
+  const std::size_t pages = s.size / kPage;
+  for (std::size_t i = 0; i < pages; ++i) s.flags[i].store(0, std::memory_order_seq_cst);
+  if (::mprotect(s.base, s.size, PROT_READ) != 0) {
+    untrack(s, true);  // cannot protect: scan instead
+  }
+}
+
+// Caller holds the lock, the pool is attached and unprotected.
+void start_tracking(Sim& s) {
+  s.tracking = false;
+  if (!s.want_tracking || ::sysconf(_SC_PAGESIZE) != static_cast<long>(kPage) || !install_handler()) return;
+  const std::size_t pages = s.size / kPage;
+  if (pages > s.flags_capacity) {
+    void* m = ::mmap(nullptr, pages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;  // scan instead
+    static_assert(sizeof(std::atomic<std::uint8_t>) == 1 && std::atomic<std::uint8_t>::is_always_lock_free);
+    s.flags = static_cast<std::atomic<std::uint8_t>*>(m);
+    s.flags_capacity = pages;
+  }
+  for (std::size_t i = 0; i < pages; ++i) s.flags[i].store(1, std::memory_order_relaxed);
+  g_track.flags.store(s.flags, std::memory_order_release);
+  g_track.hi.store(reinterpret_cast<std::uintptr_t>(s.base) + s.size, std::memory_order_release);
+  g_track.lo.store(reinterpret_cast<std::uintptr_t>(s.base), std::memory_order_release);
+  s.tracking = true;
+  track_all_clean(s);
+}
+
+// A flagged page found clean at this many consecutive captures is
+// write-protected again. Protecting costs an mprotect now and a fault (a
+// signal and an mprotect, ~7 us here) at the next store, comparing a clean
+// page ~0.2 us: pages stored to between most captures (a combiner's record,
+// a log's tail) stay writable and are compared, pages left alone for a
+// while (a node written once) are protected.
+constexpr std::uint8_t kProtectAfter = 32;
+
+// Dirty lines (working != media) of the attached pool, ascending. With
+// `shrink`, pages found clean often enough are write-protected again (see
+// Tracker; a flag > 0 counts the captures that found its page clean, + 1).
+std::vector<std::uint64_t> dirty_lines(Sim& s, bool shrink) {
+  std::vector<std::uint64_t> out;
+  auto page_lines = [&](std::size_t pg) {
+    const std::size_t from = pg * kPage, to = std::min(from + kPage, s.size);
+    for (std::size_t off = from; off < to; off += kL)
+      if (std::memcmp(s.base + off, s.media.get() + off, kL) != 0) out.push_back(off);
+  };
+  auto page_differs = [&](std::size_t pg) {
+    const std::size_t from = pg * kPage, len = std::min(kPage, s.size - from);
+    return std::memcmp(s.base + from, s.media.get() + from, len) != 0;
+  };
+  const std::size_t pages = (s.size + kPage - 1) / kPage;
+  if (!s.tracking) {
+    for (std::size_t pg = 0; pg < pages; ++pg)
+      if (page_differs(pg)) page_lines(pg);
+    return out;
+  }
+  std::vector<std::size_t> cleaned;
+  for (std::size_t pg = 0; pg < pages; ++pg) {
+    const std::uint8_t f = s.flags[pg].load(std::memory_order_seq_cst);
+    if (f == 0) continue;
+    if (page_differs(pg)) {
+      page_lines(pg);
+      if (shrink && f != 1) s.flags[pg].store(1, std::memory_order_seq_cst);
+    } else if (shrink && f < kProtectAfter) {
+      s.flags[pg].store(static_cast<std::uint8_t>(f + 1), std::memory_order_seq_cst);
+    } else if (shrink) {
+      s.flags[pg].store(0, std::memory_order_seq_cst);
+      cleaned.push_back(pg);
+    }
+  }
+  if (cleaned.empty()) return out;
+  // Protect runs of consecutive pages with one call each, then compare again.
+  std::size_t i = 0;
+  bool added = false;
+  while (i < cleaned.size()) {
+    std::size_t j = i + 1;
+    while (j < cleaned.size() && cleaned[j] == cleaned[j - 1] + 1) ++j;
+    const bool ok = ::mprotect(s.base + cleaned[i] * kPage, (j - i) * kPage, PROT_READ) == 0;
+    for (std::size_t t = i; t < j; ++t) {
+      const std::size_t pg = cleaned[t];
+      if (!ok) {
+        s.flags[pg].store(1, std::memory_order_seq_cst);  // still writable: keep it flagged
+      } else if (page_differs(pg)) {
+        s.flags[pg].store(1, std::memory_order_seq_cst);
+        page_lines(pg);
+        added = true;
+      }
+    }
+    i = j;
+  }
+  if (added) std::sort(out.begin(), out.end());
+  return out;
+}
+
+const Model* default_model() {
+  const Model* m = find_model("abstract");
+  if (m == nullptr) throw std::logic_error("crash simulator: the abstract model is not registered");
+  return m;
 }
 
 const persist::Backend* attach(void* base, std::size_t size) {
@@ -189,13 +418,20 @@ const persist::Backend* attach(void* base, std::size_t size) {
       void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, s.child_backing_fd, 0);
       if (p == MAP_FAILED) sys_fail("mmap (private view of the crash image)");
     }
+    // Whatever the parent tracked is not this mapping.
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    if (g_track.lo.load() < b + size && b < g_track.hi.load()) {
+      g_track.lo.store(0);
+      g_track.hi.store(0);
+    }
     return &kTable;
   }
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base != nullptr)
     throw std::logic_error("the crash simulator models one pool at a time; another sim pool is open");
-  if (reinterpret_cast<std::uintptr_t>(base) % 4096 != 0 || size % 4096 != 0 || size == 0)
+  if (reinterpret_cast<std::uintptr_t>(base) % kPage != 0 || size % kPage != 0 || size == 0)
     throw std::invalid_argument("crash simulator: pool range must be page aligned");
+  if (s.selected == nullptr) s.selected = default_model();
   // Move the file's shared mapping aside and put private memory at the base,
   // so fork() snapshots the working memory atomically and crashed children
   // cannot write the file. The shared mapping receives the final contents
@@ -215,9 +451,6 @@ const persist::Backend* attach(void* base, std::size_t size) {
     sys_fail("mmap (private working memory)");
   }
   std::memcpy(base, moved, size);
-  s.base = static_cast<std::uint8_t*>(base);
-  s.size = size;
-  s.shadow = moved;
   s.media.fd = ::memfd_create("ferrite-sim-media", MFD_CLOEXEC);
   if (s.media.fd < 0 || ::ftruncate(s.media.fd, static_cast<off_t>(size)) != 0) {
     s.media.reset();
@@ -231,9 +464,17 @@ const persist::Backend* attach(void* base, std::size_t size) {
   s.media.p = static_cast<std::uint8_t*>(m);
   s.media.size = size;
   std::memcpy(s.media.get(), base, size);
-  s.threads.clear();
+  s.base = static_cast<std::uint8_t*>(base);
+  s.size = size;
+  s.shadow = moved;
+  s.nthreads = 0;
   ++s.generation;
   s.k = 0;
+  s.model = s.selected;
+  s.run = s.model->start(s.machine);
+  start_tracking(s);
+  s.hi.store(reinterpret_cast<std::uintptr_t>(base) + size, std::memory_order_release);
+  s.lo.store(reinterpret_cast<std::uintptr_t>(base), std::memory_order_release);
   return &kTable;
 }
 
@@ -242,6 +483,9 @@ void detach(void* base) {
   if (s.child) return;
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base == nullptr || s.base != base) return;
+  s.lo.store(0, std::memory_order_release);
+  s.hi.store(0, std::memory_order_release);
+  untrack(s, true);
   // A clean close: the file receives the working memory (if still mapped).
   if (s.shadow != nullptr) {
     if (::msync(s.base, s.size, MS_ASYNC) == 0) std::memcpy(s.shadow, s.base, s.size);
@@ -251,16 +495,11 @@ void detach(void* base) {
   s.base = nullptr;
   s.size = 0;
   s.media.reset();
-  s.threads.clear();
+  s.run.reset();
+  s.model = nullptr;
+  s.nthreads = 0;
   ++s.generation;
   s.k = 0;
-}
-
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
 }
 
 }  // namespace
@@ -271,116 +510,6 @@ std::size_t CrashState::dirty_count() const {
   return static_cast<std::size_t>(std::count(dirty.begin(), dirty.end(), true));
 }
 
-// ------------------------------------------------------------------ images
-
-Image build_image(const CrashState& cs, int index, std::uint64_t seed, const ImageOptions& opt) {
-  Image img;
-  img.index = index;
-  const std::size_t n = cs.lines.size();
-  auto line_of = [&](std::uint64_t off) {
-    return static_cast<std::size_t>(std::lower_bound(cs.lines.begin(), cs.lines.end(), off) - cs.lines.begin());
-  };
-  if (index == kImageAllLost) {
-    img.lines = cs.media;
-    img.how = "all pending write-backs and dirty lines lost (media only)";
-  } else if (index == kImageAllPersisted) {
-    img.lines = cs.working;
-    img.how = "everything persisted (working memory)";
-  } else {
-    std::uint64_t rng = seed ^ (cs.k * 0x9e3779b97f4a7c15ull) ^ (static_cast<std::uint64_t>(index) << 32);
-    splitmix(rng);
-    const bool evict_mode = cs.dirty_count() > 0 && (splitmix(rng) & 1);
-    // Per thread: E (epochs < E all applied, a subset of epoch E).
-    std::map<std::uint32_t, std::vector<std::uint32_t>> epochs_of;  // thread -> distinct pending epochs
-    for (const auto& p : cs.pending) {
-      auto& v = epochs_of[p.thread];
-      if (v.empty() || v.back() != p.epoch) v.push_back(p.epoch);
-    }
-    std::map<std::uint32_t, std::uint32_t> E;
-    std::map<std::uint32_t, std::uint64_t> p_keep;  // probability (of 4) to keep an epoch-E entry
-    std::string es;
-    for (auto& [t, eps] : epochs_of) {
-      const std::uint32_t cur = t < cs.epochs.size() ? cs.epochs[t] : eps.back();
-      std::uint32_t e = cur;
-      if (!evict_mode) {
-        const std::uint64_t c = splitmix(rng) % (eps.size() + 1);
-        e = c < eps.size() ? eps[c] : cur;
-      }
-      E[t] = e;
-      p_keep[t] = 1 + splitmix(rng) % 3;
-      es += (es.empty() ? "" : ",") + std::to_string(e) + "/" + std::to_string(cur);
-    }
-    std::vector<Line> base_val = cs.media;  // media + mandatory write-backs
-    std::vector<Line> val = cs.media;       // + chosen optional ones
-    std::vector<std::uint64_t> last_k(n, 0), last_mand_k(n, 0);
-    std::vector<bool> has(n, false), has_mand(n, false), optional_src(n, false);
-    std::size_t applied = 0;
-    for (const auto& p : cs.pending) {
-      const std::size_t i = line_of(p.offset);
-      const std::uint32_t e = E[p.thread];
-      bool take = false, mandatory = false;
-      if (p.epoch < e) {
-        take = mandatory = true;
-      } else if (p.epoch == e) {
-        take = (splitmix(rng) % 4) < p_keep[p.thread];
-      }
-      if (!take) continue;
-      ++applied;
-      // Per line, the latest write-back (by k) wins: its copy contains every
-      // store an earlier copy of that line contains.
-      if (mandatory && (!has_mand[i] || p.k > last_mand_k[i])) {
-        base_val[i] = p.data;
-        last_mand_k[i] = p.k;
-        has_mand[i] = true;
-      }
-      if (!has[i] || p.k > last_k[i]) {
-        val[i] = p.data;
-        last_k[i] = p.k;
-        has[i] = true;
-        optional_src[i] = !mandatory;
-      }
-    }
-    // Lines whose mandatory write-back is newer than the optional one.
-    for (std::size_t i = 0; i < n; ++i)
-      if (has_mand[i] && last_mand_k[i] >= last_k[i]) optional_src[i] = false;
-    std::size_t evicted = 0, torn = 0;
-    if (evict_mode) {
-      const std::uint64_t q = 1 + splitmix(rng) % 7;  // of 8
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!cs.dirty[i] || (splitmix(rng) % 8) >= q) continue;
-        base_val[i] = val[i];
-        val[i] = cs.working[i];
-        optional_src[i] = true;
-        ++evicted;
-      }
-    }
-    if (opt.tearing) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!optional_src[i] || splitmix(rng) % 4 != 0) continue;
-        const std::uint64_t mask = splitmix(rng);
-        for (std::size_t w = 0; w < kL / 8; ++w)
-          if (mask & (1ull << w)) std::memcpy(val[i].data() + 8 * w, base_val[i].data() + 8 * w, 8);
-        ++torn;
-      }
-    }
-    img.lines = std::move(val);
-    img.how = "random: E=[" + es + "] " + std::to_string(applied) + "/" + std::to_string(cs.pending.size()) +
-              " pending applied, " + std::to_string(evicted) + "/" + std::to_string(cs.dirty_count()) +
-              " dirty evicted, " + std::to_string(torn) + " torn";
-  }
-  std::uint64_t h = 0x51ed2701;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t words[kL / 8];
-    std::memcpy(words, img.lines[i].data(), kL);
-    for (auto w : words) {
-      h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-      splitmix(h);
-    }
-  }
-  img.hash = h;
-  return img;
-}
-
 void install_image(const CrashState& cs, const Image& img, void* base) {
   auto* b = static_cast<std::uint8_t*>(base);
   for (std::size_t i = 0; i < cs.lines.size(); ++i) std::memcpy(b + cs.lines[i], img.lines[i].data(), kL);
@@ -389,6 +518,37 @@ void install_image(const CrashState& cs, const Image& img, void* base) {
 // --------------------------------------------------------------- sim API
 
 namespace sim {
+
+void set_model(std::string_view name) {
+  const Model* m = find_model(name);
+  if (m == nullptr) {
+    std::string known;
+    for (const auto& n : model_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown persistency model '" + std::string(name) + "' (known: " + known + ")");
+  }
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.selected = m;
+}
+
+std::string_view model() {
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  if (s.selected == nullptr) s.selected = default_model();
+  return s.selected->name();
+}
+
+void set_write_tracking(bool on) {
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.want_tracking = on;
+}
+
+bool write_tracking() {
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.tracking;
+}
 
 bool attached() { return g().base != nullptr; }
 void* base() { return g().base; }
@@ -402,11 +562,11 @@ void settle() {
   Sim& s = g();
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base == nullptr) return;
+  // Protect first, then copy: a store racing with settle faults and is
+  // tracked (settle should be called when quiescent anyway).
+  track_all_clean(s);
   std::memcpy(s.media.get(), s.base, s.size);
-  for (auto& t : s.threads) {
-    t->pending.clear();
-    t->epoch = 0;
-  }
+  s.run->settle();
   s.k = 0;
 }
 
@@ -424,10 +584,15 @@ Line media_line(const void* p) {
 std::vector<PendingWriteBack> pending() {
   Sim& s = g();
   std::lock_guard<std::mutex> lk(s.mu);
-  std::vector<PendingWriteBack> all;
-  for (auto& t : s.threads) all.insert(all.end(), t->pending.begin(), t->pending.end());
-  std::sort(all.begin(), all.end(), [](auto& a, auto& b) { return a.k < b.k; });
-  return all;
+  if (s.run == nullptr) return {};
+  return s.run->pending();
+}
+
+void set_turnstile(Turnstile t, void* ctx) {
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  s.turnstile = t;
+  s.turnstile_ctx = ctx;
 }
 
 void set_crash_hook(CrashHook hook, void* ctx) {
@@ -450,35 +615,26 @@ CrashState capture_locked(std::uint64_t k) {
   CrashState cs;
   cs.k = k;
   cs.size = s.size;
-  if (s.base == nullptr) return cs;
-  for (auto& t : s.threads) {
-    cs.epochs.push_back(t->epoch);
-    cs.pending.insert(cs.pending.end(), t->pending.begin(), t->pending.end());
+  if (s.base == nullptr) {
+    cs.model = std::string(s.selected != nullptr ? s.selected->name() : "abstract");
+    return cs;
   }
-  std::sort(cs.pending.begin(), cs.pending.end(), [](auto& a, auto& b) { return a.k < b.k; });
-  std::vector<std::uint64_t> lines;
-  // Dirty lines: compare a page at a time, then its lines.
-  constexpr std::size_t kPage = 4096;
-  for (std::size_t pg = 0; pg < s.size; pg += kPage) {
-    const std::size_t len = std::min(kPage, s.size - pg);
-    if (std::memcmp(s.base + pg, s.media.get() + pg, len) == 0) continue;
-    for (std::size_t off = pg; off < pg + len; off += kL)
-      if (std::memcmp(s.base + off, s.media.get() + off, kL) != 0) lines.push_back(off);
-  }
-  const std::size_t ndirty = lines.size();
-  for (const auto& p : cs.pending) lines.push_back(p.offset);
-  std::sort(lines.begin(), lines.end());
-  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
-  cs.lines = std::move(lines);
-  cs.media.resize(cs.lines.size());
-  cs.working.resize(cs.lines.size());
-  cs.dirty.resize(cs.lines.size());
-  for (std::size_t i = 0; i < cs.lines.size(); ++i) {
+  cs.model = std::string(s.model->name());
+  cs.lines = dirty_lines(s, /*shrink=*/!s.child);
+  s.run->capture(cs);
+  std::sort(cs.lines.begin(), cs.lines.end());
+  cs.lines.erase(std::unique(cs.lines.begin(), cs.lines.end()), cs.lines.end());
+  const std::size_t n = cs.lines.size();
+  cs.media.resize(n);
+  cs.working.resize(n);
+  cs.dirty.resize(n);
+  cs.declared.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
     std::memcpy(cs.media[i].data(), s.media.get() + cs.lines[i], kL);
     std::memcpy(cs.working[i].data(), s.base + cs.lines[i], kL);
     cs.dirty[i] = cs.media[i] != cs.working[i];
   }
-  (void)ndirty;
+  s.run->capture_lines(cs);
   return cs;
 }
 
@@ -488,6 +644,7 @@ CrashState capture() {
 }
 
 void enter_child() { g().child = true; }
+void leave_child() { g().child = false; }
 int media_fd() { return g().media.fd; }
 std::uint8_t* media_data() { return g().media.get(); }
 void set_child_backing_fd(int fd) { g().child_backing_fd = fd; }

@@ -90,7 +90,7 @@ void emu_sync() {
 
 Backend hardware_table(Flush f) {
   return Backend{"hardware", line_fn(f), &fence_sfence, &fence_sfence, &fence_sfence,
-                 &fence_sfence, &fence_sfence, &nop, &fence_sfence};
+                 &fence_sfence, &fence_sfence, &nop, &fence_sfence, nullptr};
 }
 
 std::mutex g_tables_mu;
@@ -100,7 +100,8 @@ const Backend* intern(const Backend& b) {
   std::lock_guard lk(g_tables_mu);
   for (const auto& t : g_tables)
     if (t.name == b.name && t.pwb_line == b.pwb_line && t.pfence == b.pfence &&
-        t.psync == b.psync && t.dfence == b.dfence && t.join_strand == b.join_strand)
+        t.psync == b.psync && t.dfence == b.dfence && t.join_strand == b.join_strand &&
+        t.declare_store == b.declare_store)
       return &t;
   g_tables.push_back(b);
   return &g_tables.back();
@@ -221,7 +222,7 @@ const Backend* make_backend(const BackendConfig& cfg) {
       return intern(b);
     }
     case K::kOff:
-      return intern(Backend{"off", &line_none, &nop, &nop, &nop, &nop, &nop, &nop, &nop});
+      return intern(Backend{"off", &line_none, &nop, &nop, &nop, &nop, &nop, &nop, &nop, nullptr});
     case K::kNoSync: {
       Backend b = hardware_table(f);
       b.name = "nosync";
@@ -235,7 +236,7 @@ const Backend* make_backend(const BackendConfig& cfg) {
                                   : f == Flush::kClflushopt ? &emu_line<Flush::kClflushopt>
                                                             : &emu_line<Flush::kClflush>;
       return intern(Backend{"emulated", line, &fence_sfence, &emu_sync, &fence_sfence, &emu_sync,
-                            &fence_sfence, &nop, &emu_sync});
+                            &fence_sfence, &nop, &emu_sync, nullptr});
     }
     case K::kSim:
       throw std::invalid_argument("the sim backend is provided by the crash simulator (crash/sim.h)");

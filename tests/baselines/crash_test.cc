@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "common/sanitizer.h"
+#include "common/models.h"
 #include "common/scale.h"
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/model.h"
 
 namespace cr = ferrite::crash;
 using ferrite::test::scaled;
@@ -40,7 +42,10 @@ std::string describe(const cr::CampaignResult& r) {
 class BaselineCrash : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
+  for (const auto& model : cr::model_names()) {
+  SCOPED_TRACE("model " + model);
   cr::CampaignConfig cfg;
+  cfg.model = model;
   cfg.ops = scaled(150, 20);
   cfg.images = 4;
   cfg.seed = 23;
@@ -51,10 +56,11 @@ TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
   EXPECT_EQ(r.inconclusive, 0u) << describe(r);  // an inconclusive image is never a pass
   EXPECT_EQ(r.crash_points, r.verbs + 1);
   EXPECT_GT(r.images_checked, r.crash_points);
-  std::printf("[baseline-crash] %s/correct 1 thread: %zu ops, %llu crash points, %llu images, %llu violations\n",
-              GetParam(), cfg.ops, static_cast<unsigned long long>(r.crash_points),
+  std::printf("[baseline-crash] %s/correct 1 thread [%s]: %zu ops, %llu crash points, %llu images, %llu violations\n",
+              GetParam(), model.c_str(), cfg.ops, static_cast<unsigned long long>(r.crash_points),
               static_cast<unsigned long long>(r.images_checked),
               static_cast<unsigned long long>(r.violations));
+  }
 }
 
 // The lock-free competitors write back lines other threads wrote (the
@@ -66,6 +72,7 @@ TEST_P(BaselineCrash, SurvivesSampledCrashesOfMultiThreadedRuns) {
   std::uint64_t images = 0, points = 0;
   for (int round = 0; round < 4; ++round) {
     cr::CampaignConfig cfg;
+    cfg.model = cr::model_names()[static_cast<std::size_t>(round) % cr::model_names().size()];
     cfg.threads = 2 + round % 2;
     cfg.ops = scaled(600, 40);
     cfg.images = 6;
@@ -92,7 +99,9 @@ TEST_P(BaselineCrash, EveryBrokenVariantIsCaught) {
   for (const auto& s : cr::subjects()) {
     if (s.structure != GetParam() || !s.expect_violation) continue;
     ++variants;
+    for (const auto& model : ferrite::test::claimed_models(s)) {
     cr::CampaignConfig cfg;
+    cfg.model = model;
     cfg.ops = scaled(150, 30);
     cfg.images = 6;
     cfg.seed = 29;
@@ -101,11 +110,13 @@ TEST_P(BaselineCrash, EveryBrokenVariantIsCaught) {
     cfg.stop_after_violations = 1;  // the verdict is the first catch
     auto r = cr::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught";
-    std::printf("[baseline-crash] %s/%s: %llu violations in %llu images%s\n", s.structure.c_str(),
-                s.variant.c_str(), static_cast<unsigned long long>(r.violations),
+    EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under the " << model
+                                << " model";
+    std::printf("[baseline-crash] %s/%s [%s]: %llu violations in %llu images%s\n", s.structure.c_str(),
+                s.variant.c_str(), model.c_str(), static_cast<unsigned long long>(r.violations),
                 static_cast<unsigned long long>(r.images_checked),
                 r.details.empty() ? "" : ("; first: " + r.details[0].property + " " + r.details[0].reason).c_str());
+    }
   }
   EXPECT_GT(variants, 0) << "no broken variant registered for " << GetParam();
 }

@@ -13,7 +13,9 @@
 #include <utility>
 
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/model.h"
 #include "common/sanitizer.h"
+#include "common/models.h"
 #include "common/scale.h"
 
 namespace cr = ferrite::crash;
@@ -38,11 +40,14 @@ std::string describe(const cr::CampaignResult& r) {
 class PBCorrect : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
+  for (const auto& model : cr::model_names()) {
+  SCOPED_TRACE("model " + model);
   cr::CampaignConfig cfg;
   cfg.ops = static_cast<std::size_t>(scaled(200, 20));
   cfg.images = 4;
   cfg.seed = 17;
   cfg.pool_size = std::size_t{4} << 20;
+  cfg.model = model;
   auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.violations, 0u) << describe(r);
@@ -51,10 +56,12 @@ TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
   EXPECT_GE(r.verbs, 4 * cfg.ops);
   EXPECT_EQ(r.crash_points, r.verbs + 1);
   EXPECT_GT(r.images_checked, r.crash_points);
-  std::printf("[pb-crash] %s/correct 1 thread: %zu ops, %llu crash points, %llu images, %llu violations\n",
-              GetParam(), cfg.ops, static_cast<unsigned long long>(r.crash_points),
-              static_cast<unsigned long long>(r.images_checked),
-              static_cast<unsigned long long>(r.violations));
+  std::printf("[pb-crash] %s/correct 1 thread [%s]: %zu ops, %llu crash points (%llu exhaustive), %llu images, "
+              "%llu violations, %.0f images/s\n",
+              GetParam(), model.c_str(), cfg.ops, static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.points_exhaustive), static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.violations), r.images_per_second);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(PB, PBCorrect, ::testing::Values("pbcomb-float", "pb-stack", "pb-queue", "pb-heap"),
@@ -72,6 +79,8 @@ class PBCorrectMT : public ::testing::TestWithParam<MT> {};
 TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto [structure, threads] = GetParam();
+  for (const auto& model : cr::model_names()) {
+  SCOPED_TRACE("model " + model);
   std::uint64_t images = 0, points = 0;
   const std::uint64_t want = static_cast<std::uint64_t>(scaled(3400, 100));
   std::uint64_t seed = 100 + static_cast<std::uint64_t>(threads) * 1000;
@@ -85,6 +94,7 @@ TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
     // 1 MiB (the minimum) holds these runs; each crash point scans the whole
     // pool for dirty lines in the forked child, so a larger pool only costs time.
     cfg.pool_size = std::size_t{1} << 20;
+    cfg.model = model;
     auto r = cr::run_campaign(subject(structure, "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_EQ(r.violations, 0u) << "threads " << cfg.threads << " seed " << cfg.seed << describe(r);
@@ -93,8 +103,9 @@ TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
     points += r.crash_points;
   }
   EXPECT_GE(images, want);
-  std::printf("[pb-crash] %s/correct %d threads: %llu crash points, %llu images, 0 violations\n", structure, threads,
-              static_cast<unsigned long long>(points), static_cast<unsigned long long>(images));
+  std::printf("[pb-crash] %s/correct %d threads [%s]: %llu crash points, %llu images, 0 violations\n", structure,
+              threads, model.c_str(), static_cast<unsigned long long>(points), static_cast<unsigned long long>(images));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
@@ -108,15 +119,17 @@ INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
                          });
 
 TEST(PBCorrectVariants, StackWithoutEliminationOrRecyclingSurvivesEveryCrashPoint) {
+  for (const auto& model : cr::model_names())
   for (const char* v : {"correct-no-elim", "correct-no-rec"}) {
     cr::CampaignConfig cfg;
+    cfg.model = model;
     cfg.ops = static_cast<std::size_t>(scaled(200, 20));
     cfg.images = 4;
     cfg.seed = 23;
     auto r = cr::run_campaign(subject("pb-stack", v), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(r.violations, 0u) << v << describe(r);
-    EXPECT_EQ(r.inconclusive, 0u) << v << describe(r);
+    EXPECT_EQ(r.violations, 0u) << v << " [" << model << "]" << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << v << " [" << model << "]" << describe(r);
     EXPECT_GT(r.crash_points, 4 * cfg.ops);
   }
 }
@@ -142,14 +155,28 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
     cfg.crash_points = static_cast<std::size_t>(scaled(300, 100));
     cfg.ops = static_cast<std::size_t>(scaled(1000, 400));
   }
-  auto r = cr::run_campaign(s, cfg);
   // A race needs the scheduler's help: on a loaded machine one sampled run
   // may not hit the window, so threaded cases get a few more seeds (each
-  // stops at its first catch).
-  for (int round = 1; cfg.threads > 1 && r.error.empty() && r.violations == 0 && round < 8; ++round) {
-    cfg.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
-    r = cr::run_campaign(s, cfg);
+  // stops at its first catch). Caught under every model; the replay below
+  // is the default model's.
+  auto catch_it = [&](cr::CampaignConfig c) {
+    auto res = cr::run_campaign(s, c);
+    for (int round = 1; c.threads > 1 && res.error.empty() && res.violations == 0 && round < 8; ++round) {
+      c.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
+      res = cr::run_campaign(s, c);
+    }
+    return res;
+  };
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    if (model == cfg.model) continue;
+    cr::CampaignConfig m = cfg;
+    m.model = model;
+    auto rm = catch_it(m);
+    ASSERT_TRUE(rm.error.empty()) << rm.error;
+    EXPECT_GE(rm.violations, 1u) << structure << "/" << variant << " was not caught under the " << model << " model";
   }
+  auto r = catch_it(cfg);
+  cfg.seed = r.seed;
   ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_GE(r.violations, 1u) << structure << "/" << variant << " was not caught";
   ASSERT_FALSE(r.details.empty());

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/model.h"
 #include "common/sanitizer.h"
+#include "common/models.h"
 #include "common/scale.h"
 
 namespace fc = ferrite::crash;
@@ -50,7 +52,10 @@ class PWFCorrect : public ::testing::TestWithParam<Case> {};
 TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
+  for (const auto& model : fc::model_names()) {
+  SCOPED_TRACE("model " + model);
   fc::CampaignConfig cfg;
+  cfg.model = model;
   cfg.threads = 1;
   cfg.ops = scaled(200, 20);
   cfg.images = 3;
@@ -62,10 +67,11 @@ TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
   EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
   EXPECT_GE(r.verbs, 2 * cfg.ops);  // at least pwb(record) + psync per op
   EXPECT_EQ(r.inconclusive, 0u);
-  std::printf("[pwf] %s/%s 1 thread: %zu ops, %llu crash points, %llu images checked, %.1fs\n",
-              GetParam().structure, GetParam().variant, cfg.ops,
+  std::printf("[pwf] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, %.1fs\n",
+              GetParam().structure, GetParam().variant, model.c_str(), cfg.ops,
               static_cast<unsigned long long>(r.crash_points),
               static_cast<unsigned long long>(r.images_checked), r.seconds);
+  }
 }
 
 // Helpers write back S (l.44-46) that other threads wrote: this relies on
@@ -78,7 +84,9 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
   // the next seeds make it up (>= 10,000 images built over 2 and 4 threads
   // at full scale).
   const auto want = static_cast<std::uint64_t>(scaled(5000, 50));
+  for (const auto& model : fc::model_names())
   for (int threads : {2, 4}) {
+    SCOPED_TRACE("model " + model);
     std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0;
     double seconds = 0;
     for (int round = 0; built < want && round < 6; ++round) {
@@ -91,6 +99,7 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
       // 1 MiB (the minimum) holds these runs; each crash point scans the
       // whole pool for dirty lines in the forked child.
       cfg.pool_size = 1u << 20;
+      cfg.model = model;
       auto r = fc::run_campaign(s, cfg);
       ASSERT_TRUE(r.error.empty()) << r.error;
       ASSERT_EQ(r.violations, 0u) << threads << " threads, seed " << cfg.seed << describe(r);
@@ -102,9 +111,9 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
     }
     EXPECT_GE(built, want) << threads << " threads";
     EXPECT_EQ(inconclusive, 0u) << threads << " threads";  // an inconclusive image is never a pass
-    std::printf("[pwf] %s/%s %d threads: %llu crash points, %llu images built, %llu checked, "
+    std::printf("[pwf] %s/%s %d threads [%s]: %llu crash points, %llu images built, %llu checked, "
                 "%llu inconclusive, %.1fs\n",
-                GetParam().structure, GetParam().variant, threads, static_cast<unsigned long long>(points),
+                GetParam().structure, GetParam().variant, threads, model.c_str(), static_cast<unsigned long long>(points),
                 static_cast<unsigned long long>(built), static_cast<unsigned long long>(checked),
                 static_cast<unsigned long long>(inconclusive), seconds);
   }
@@ -138,14 +147,28 @@ TEST_P(PWFBroken, IsCaughtAndReplayReproduces) {
   cfg.pool_size = 4u << 20;
   if (p.threads > 1) cfg.crash_points = scaled(300, 150);
   cfg.stop_after_violations = 1;  // the verdict is the first catch; its replay is checked below
-  auto r = fc::run_campaign(s, cfg);
   // A race needs the scheduler's help: on a loaded machine one sampled run
   // may miss the window, so threaded cases get a few more seeds (each stops
-  // at its first catch).
-  for (int round = 1; p.threads > 1 && r.error.empty() && r.violations == 0 && round < 8; ++round) {
-    cfg.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
-    r = fc::run_campaign(s, cfg);
+  // at its first catch). Caught under every model; the replay below is the
+  // default model's.
+  auto catch_it = [&](fc::CampaignConfig c) {
+    auto res = fc::run_campaign(s, c);
+    for (int round = 1; p.threads > 1 && res.error.empty() && res.violations == 0 && round < 8; ++round) {
+      c.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
+      res = fc::run_campaign(s, c);
+    }
+    return res;
+  };
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    if (model == cfg.model) continue;
+    fc::CampaignConfig m = cfg;
+    m.model = model;
+    auto rm = catch_it(m);
+    ASSERT_TRUE(rm.error.empty()) << rm.error;
+    EXPECT_GE(rm.violations, 1u) << p.structure << "/" << p.variant << " not caught under the " << model << " model";
   }
+  auto r = catch_it(cfg);
+  cfg.seed = r.seed;
   ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught";
   ASSERT_FALSE(r.details.empty());

@@ -1,11 +1,17 @@
 // Unit tests of the crash simulator: pending write-backs, fences, psync,
-// image enumeration (order, evictions, tearing), deduplication.
+// image enumeration (order, evictions, tearing), deduplication, write
+// tracking (the dirty lines a capture finds). The models: model_test.cc.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "ferrite/crash/sim.h"
 #include "ferrite/persist/persist.h"
@@ -183,12 +189,14 @@ TEST(Sim, TearingMixesWordsOnlyWhenEnabled) {
   fp::pwb(r.line(0));
   auto cs = fc::sim::capture();
   bool torn = false;
+  fc::ImageOptions tear, no_tear;
+  no_tear.tearing = false;
   for (int i = 2; i < 300; ++i) {
-    auto img = fc::build_image(cs, i, 5, {.tearing = true});
+    auto img = fc::build_image(cs, i, 5, tear);
     int fresh = 0;
     for (int w = 0; w < 8; ++w) fresh += r.in_image(cs, img, 0, w) != 0;
     if (fresh != 0 && fresh != 8) torn = true;
-    auto whole = fc::build_image(cs, i, 5, {.tearing = false});
+    auto whole = fc::build_image(cs, i, 5, no_tear);
     int f2 = 0;
     for (int w = 0; w < 8; ++w) f2 += r.in_image(cs, whole, 0, w) != 0;
     EXPECT_TRUE(f2 == 0 || f2 == 8);
@@ -242,6 +250,118 @@ TEST(Sim, SettleMakesEverythingDurable) {
   EXPECT_TRUE(fc::sim::pending().empty());
   EXPECT_EQ(r.word(fc::sim::media_line(r.line(1))), 6u);
   EXPECT_TRUE(fc::sim::capture().lines.empty());
+}
+
+// ------------------------------------------------------------ write tracking
+
+// The dirty lines by brute force: every line of the range whose working
+// contents differ from its media image.
+std::vector<std::uint64_t> scan(SimRange& r) {
+  std::vector<std::uint64_t> dirty;
+  for (std::size_t off = 0; off < r.size_; off += 64) {
+    const auto m = fc::sim::media_line(r.base_ + off);
+    if (std::memcmp(m.data(), r.base_ + off, 64) != 0) dirty.push_back(off);
+  }
+  return dirty;
+}
+
+std::vector<std::uint64_t> dirty_of(const fc::CrashState& cs) {
+  std::vector<std::uint64_t> v;
+  for (std::size_t i = 0; i < cs.lines.size(); ++i)
+    if (cs.dirty[i]) v.push_back(cs.lines[i]);
+  return v;
+}
+
+// A store that is never written back must be found dirty, whenever it
+// happens: right after attach, after settle, after captures re-protected
+// its page, in a page that was hot before.
+TEST(Sim, WriteTrackingFindsEveryStoreNeverWrittenBack) {
+  SimRange r(256 * 1024);
+  EXPECT_TRUE(fc::sim::write_tracking()) << "this build/platform should track writes";
+  r.store(100, 1);
+  EXPECT_EQ(dirty_of(fc::sim::capture()), (std::vector<std::uint64_t>{6400}));
+  fc::sim::settle();
+  EXPECT_TRUE(fc::sim::capture().lines.empty());
+  std::uint64_t x = 12345;
+  for (int round = 0; round < 200; ++round) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    const std::size_t line = (x >> 33) % (r.size_ / 64);
+    r.store(line, x | 1, static_cast<int>((x >> 20) % 8));
+    if (round % 3 == 0) {
+      fp::pwb(r.line(line));
+      if (round % 2 == 0) fp::psync();
+    }
+    // Many captures between stores: pages go back to write-protected.
+    for (int c = 0; c < (round % 7 == 0 ? 40 : 1); ++c) {
+      auto cs = fc::sim::capture();
+      ASSERT_EQ(dirty_of(cs), scan(r)) << "round " << round;
+    }
+  }
+}
+
+// Other threads store while the main thread captures (and re-protects
+// pages): once they are done, tracking agrees with a full scan.
+TEST(Sim, WriteTrackingIsSoundWithConcurrentStores) {
+  SimRange r(128 * 1024);
+  const std::size_t lines = r.size_ / 64;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 3; ++t)
+    ts.emplace_back([&, t] {
+      std::uint64_t x = 99 + static_cast<std::uint64_t>(t);
+      for (int i = 0; i < 20000 && !stop.load(); ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        // Relaxed atomic stores: the capture thread compares concurrently.
+        std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(r.line((x >> 33) % lines) + 8 * (t + 1)))
+            .store(x, std::memory_order_relaxed);
+        if (i % 64 == 0) fp::pwb(r.line((x >> 33) % lines));
+        if (i % 256 == 0) fp::psync();
+      }
+    });
+  for (int c = 0; c < 300; ++c) (void)fc::sim::capture();
+  stop.store(true);
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(dirty_of(fc::sim::capture()), scan(r));
+  for (int c = 0; c < 40; ++c) (void)fc::sim::capture();
+  r.store(5, 0xabc);
+  EXPECT_EQ(dirty_of(fc::sim::capture()), scan(r));
+}
+
+// fork()ed children (crashed machines) inherit protected pages and the
+// handler: a child may still write the working memory.
+TEST(Sim, AForkedChildCanWriteProtectedPages) {
+  SimRange r;
+  fc::sim::settle();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    fc::sim::enter_child();
+    r.store(3, 42);
+    ::_exit(*reinterpret_cast<std::uint64_t*>(r.line(3)) == 42 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(fc::sim::capture().lines.empty()) << "the child's store is not the parent's";
+}
+
+// A fault outside the pool is not ours: it still kills the process.
+TEST(SimDeathTest, FaultsOutsideThePoolStillCrash) {
+  SimRange r;
+  auto* ro = static_cast<volatile std::uint8_t*>(::mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  EXPECT_DEATH({ ro[0] = 1; }, "");
+  ::munmap(const_cast<std::uint8_t*>(ro), 4096);
+}
+
+TEST(Sim, WithoutTrackingCaptureScans) {
+  fc::sim::set_write_tracking(false);
+  {
+    SimRange r;
+    EXPECT_FALSE(fc::sim::write_tracking());
+    r.store(7, 1);
+    EXPECT_EQ(dirty_of(fc::sim::capture()), (std::vector<std::uint64_t>{448}));
+  }
+  fc::sim::set_write_tracking(true);
 }
 
 }  // namespace

@@ -372,7 +372,7 @@ struct FakeSim {
   static inline std::size_t last_size = 0;
   static void nop() {}
   static void line(const void*) {}
-  static inline const fps::Backend table{"fake-sim", &line, &nop, &nop, &nop, &nop, &nop, &nop, &nop};
+  static inline const fps::Backend table{"fake-sim", &line, &nop, &nop, &nop, &nop, &nop, &nop, &nop, nullptr};
   static const fps::Backend* attach(void* b, std::size_t s) {
     ++attached;
     last_base = b;

@@ -4,12 +4,15 @@
 //   ferrite crashtest --list [--json]
 //   ferrite crashtest --structure S [--variant V] [--threads T] [--ops N]
 //                     [--images I] [--seed X] [--crash-points P]
+//                     [--model abstract|x86|all] [--post-ops N]
+//                     [--crash-recovery D] [--crash-create] [--workers W]
 //                     [--pool-size BYTES] [--no-tearing] [--replay K:IMAGE]
 //                     [--json]
 //   ferrite crashtest --all [--json]
 //
 // Exit: 0 no violation (--all: every correct variant clean and every broken
-// one caught), 1 a violation (--all: an expectation failed), 2 usage.
+// one caught), 1 a violation (--all: an expectation failed), 3 no violation
+// but an inconclusive image, 2 usage.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +23,7 @@
 
 #include "ferrite/cli.h"
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/model.h"
 
 namespace {
 
@@ -34,7 +38,23 @@ struct Opts {
   std::uint64_t seed = 1;
   std::size_t checker_budget = 0;  // 0: the checker's default
   std::uint64_t stop_after = 0;
+  std::string model;  // "abstract", "x86" or "all"; empty: abstract (--all: all)
+  int workers = 0;
+  std::size_t post_ops = fc::CampaignConfig{}.post_ops;
+  int crash_recovery = 0;
+  std::size_t recovery_points = fc::CampaignConfig{}.recovery_crash_points;
+  std::size_t recovery_every = 1;
+  int recovery_images = fc::CampaignConfig{}.recovery_crash_images;
+  bool crash_create = false;
+  std::string schedule = "free", verb_order;
+  int pct_depth = fc::CampaignConfig{}.pct_depth;
 };
+
+// The models a run covers: --model all = every model the variant claims.
+std::vector<std::string> models_of(const std::string& model, const fc::SubjectInfo& s) {
+  if (model != "all") return {model.empty() ? fc::CampaignConfig{}.model : model};
+  return s.models.empty() ? fc::model_names() : s.models;
+}
 
 [[noreturn]] void usage(const std::string& msg) {
   std::fprintf(stderr, "ferrite crashtest: %s\n", msg.c_str());
@@ -45,6 +65,7 @@ Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
   Json j;
   j["structure"] = r.structure;
   j["variant"] = r.variant;
+  j["model"] = r.model;
   j["expect_violation"] = s.expect_violation;
   j["threads"] = r.threads;
   j["ops"] = r.ops;
@@ -55,6 +76,14 @@ Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
   j["images_built"] = r.images_built;
   j["images_deduped"] = r.images_deduped;
   j["lines_per_image"] = r.lines_per_image;
+  j["points_exhaustive"] = r.points_exhaustive;
+  j["possible_images"] = r.possible_images;
+  j["coverage"] = r.coverage;
+  j["nested_images"] = r.nested_images;
+  j["create_points"] = r.create_points;
+  j["worker_restarts"] = r.worker_restarts;
+  j["schedule"] = r.schedule;
+  if (r.schedule_diverged) j["schedule_diverged"] = true;
   j["violations"] = r.violations;
   j["inconclusive"] = r.inconclusive;
   j["checker"] = r.engines;
@@ -69,6 +98,7 @@ Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
                                       {"checker", v.engine},
                                       {"reason", v.reason},
                                       {"image_how", v.image_how},
+                                      {"verb_order", v.verb_order},
                                       {"replay", v.replay}});
   return j;
 }
@@ -80,13 +110,20 @@ std::string engines_text(const fc::CampaignResult& r) {
 }
 
 void print_text(const fc::CampaignResult& r) {
-  std::printf("%s/%s: %d thread(s), %zu ops, %llu verbs, %llu crash points, %llu images checked (%llu duplicates), "
-              "%llu violation(s), %llu inconclusive; checker: %s; %.0f images/s (%.1f s)\n",
-              r.structure.c_str(), r.variant.c_str(), r.threads, r.ops, static_cast<unsigned long long>(r.verbs),
-              static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
-              static_cast<unsigned long long>(r.images_deduped), static_cast<unsigned long long>(r.violations),
-              static_cast<unsigned long long>(r.inconclusive), engines_text(r).c_str(), r.images_per_second, r.seconds);
+  std::printf("%s/%s [%s]: %d thread(s), %zu ops, %llu verbs, %llu crash points (%llu exhaustive), %llu images checked "
+              "(%llu duplicates; coverage %.1f%%), %llu violation(s), %llu inconclusive; checker: %s; %.0f images/s (%.1f s)\n",
+              r.structure.c_str(), r.variant.c_str(), r.model.c_str(), r.threads, r.ops,
+              static_cast<unsigned long long>(r.verbs), static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.points_exhaustive), static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.images_deduped), 100.0 * r.coverage,
+              static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
+              engines_text(r).c_str(), r.images_per_second, r.seconds);
+  if (r.nested_images > 0 || r.create_points > 0)
+    std::printf("  %llu image(s) checked after crashes during recovery; %llu crash point(s) inside create\n",
+                static_cast<unsigned long long>(r.nested_images), static_cast<unsigned long long>(r.create_points));
   if (!r.error.empty()) std::printf("  error: %s\n", r.error.c_str());
+  if (r.schedule_diverged)
+    std::printf("  note: the recorded verb order could not be followed to the end (the run went on unordered)\n");
   for (const auto& v : r.details) {
     std::printf("  VIOLATION at crash point %llu, image %d: %s [%s]: %s\n", static_cast<unsigned long long>(v.k),
                 v.image, v.property.c_str(), v.engine.c_str(), v.reason.c_str());
@@ -107,6 +144,17 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.pool_size = o.pool_size;
   c.tearing = !o.no_tearing;
   c.stop_after_violations = o.stop_after;
+  if (!o.model.empty()) c.model = o.model;
+  c.workers = o.workers;
+  c.post_ops = o.post_ops;
+  c.recovery_crash_depth = o.crash_recovery;
+  c.recovery_crash_points = o.recovery_points;
+  c.recovery_crash_every = o.recovery_every;
+  c.recovery_crash_images = o.recovery_images;
+  c.crash_create = o.crash_create;
+  c.schedule = o.schedule == "pct" ? fc::CampaignConfig::Schedule::kPct : fc::CampaignConfig::Schedule::kFree;
+  c.pct_depth = o.pct_depth;
+  c.verb_order = o.verb_order;
   if (o.checker_budget > 0) c.check.node_budget = o.checker_budget;
   if (!o.replay.empty()) {
     const auto colon = o.replay.find(':');
@@ -119,7 +167,6 @@ fc::CampaignConfig config_of(const Opts& o) {
       const int image = std::stoi(img, &used);
       if (used != img.size() || image < 0) throw std::invalid_argument("image");
       c.replay = fc::CampaignConfig::Replay{k, image};
-      if (image >= c.images + 2) c.images = image - 1;  // any image index is reachable by replay
     } catch (const std::exception&) {
       usage("--replay expects K:IMAGE (two non-negative integers), got '" + o.replay + "'");
     }
@@ -162,49 +209,52 @@ void run_all(const Opts& o) {
   Json runs = Json::array();
   bool ok = true;
   for (const auto& s : fc::subjects()) {
-    // One thread, every crash point; then three threads, sampled (some
-    // bugs need concurrency). Broken variants stop at the first catch.
-    Opts q = o;
-    q.ops = std::min<std::size_t>(o.ops, 40);
-    q.images = std::min(o.images, 4);
-    q.threads = 1;
-    q.crash_points = 0;
-    q.quiet = true;
-    q.replay.clear();
-    if (s.expect_violation) q.stop_after = 1;  // one catch is the verdict
-    auto r = fc::run_campaign(s, config_of(q));
-    if (r.error.empty() && (!s.expect_violation || r.violations == 0)) {
-      Opts m = q;
-      m.threads = 3;
-      m.ops = 200;
-      m.crash_points = 60;
-      auto rm = fc::run_campaign(s, config_of(m));
-      // A broken variant whose bug needs a race (e.g. a helper's missing
-      // write-back) gets up to 8 seeds (3 or 4 threads), stopping at its
-      // first catch.
-      for (std::uint64_t extra = 1; s.expect_violation && rm.error.empty() && rm.violations == 0 && extra < 8;
-           ++extra) {
-        m.seed = o.seed + extra;
-        m.threads = 3 + static_cast<int>(extra % 2);  // 4 threads widen the helper races
-        rm = fc::run_campaign(s, config_of(m));
+    for (const auto& model : models_of(o.model.empty() ? "all" : o.model, s)) {
+      // One thread, every crash point; then three threads, sampled (some
+      // bugs need concurrency). Broken variants stop at the first catch.
+      Opts q = o;
+      q.model = model;
+      q.ops = std::min<std::size_t>(o.ops, 40);
+      q.images = std::min(o.images, 4);
+      q.threads = 1;
+      q.crash_points = 0;
+      q.quiet = true;
+      q.replay.clear();
+      if (s.expect_violation) q.stop_after = 1;  // one catch is the verdict
+      auto r = fc::run_campaign(s, config_of(q));
+      if (r.error.empty() && (!s.expect_violation || r.violations == 0)) {
+        Opts m = q;
+        m.threads = 3;
+        m.ops = 200;
+        m.crash_points = 60;
+        auto rm = fc::run_campaign(s, config_of(m));
+        // A broken variant whose bug needs a race (e.g. a helper's missing
+        // write-back) gets up to 8 seeds (3 or 4 threads), stopping at its
+        // first catch.
+        for (std::uint64_t extra = 1; s.expect_violation && rm.error.empty() && rm.violations == 0 && extra < 8;
+             ++extra) {
+          m.seed = o.seed + extra;
+          m.threads = 3 + static_cast<int>(extra % 2);  // 4 threads widen the helper races
+          rm = fc::run_campaign(s, config_of(m));
+        }
+        if (!rm.error.empty() || rm.violations > 0 || s.expect_violation) r = rm;
       }
-      if (!rm.error.empty() || rm.violations > 0 || s.expect_violation) r = rm;
-    }
-    // An inconclusive image is never a pass for a correct variant.
-    const bool as_expected =
-        r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0 && r.inconclusive == 0);
-    ok = ok && as_expected;
-    if (o.json) {
-      Json j = to_json(s, r);
-      j["as_expected"] = as_expected;
-      runs.push_back(j);
-    } else {
-      std::printf("%s %-20s %-18s %d thread(s): %llu crash points, %llu images, %llu violation(s)%s%s\n",
-                  as_expected ? "ok  " : "FAIL", s.structure.c_str(), s.variant.c_str(), r.threads,
-                  static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
-                  static_cast<unsigned long long>(r.violations), s.expect_violation ? " (expected >= 1)" : "",
-                  r.error.empty() ? "" : (" error: " + r.error).c_str());
-      if (!as_expected && !r.details.empty()) std::printf("     first: %s\n", r.details.front().replay.c_str());
+      // An inconclusive image is never a pass for a correct variant.
+      const bool as_expected =
+          r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0 && r.inconclusive == 0);
+      ok = ok && as_expected;
+      if (o.json) {
+        Json j = to_json(s, r);
+        j["as_expected"] = as_expected;
+        runs.push_back(j);
+      } else {
+        std::printf("%s %-20s %-18s %-8s %d thread(s): %llu crash points, %llu images, %llu violation(s)%s%s\n",
+                    as_expected ? "ok  " : "FAIL", s.structure.c_str(), s.variant.c_str(), model.c_str(), r.threads,
+                    static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
+                    static_cast<unsigned long long>(r.violations), s.expect_violation ? " (expected >= 1)" : "",
+                    r.error.empty() ? "" : (" error: " + r.error).c_str());
+        if (!as_expected && !r.details.empty()) std::printf("     first: %s\n", r.details.front().replay.c_str());
+      }
     }
   }
   if (o.json) std::printf("%s\n", Json{{"runs", runs}, {"ok", ok}}.dump(2).c_str());
@@ -229,6 +279,33 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_option("--stop-after", o->stop_after,
                   "Stop crashing after this many violations (0: explore every crash point)");
   sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
+  sub->add_option("--model", o->model,
+                  "Persistency model: abstract (the PBcomb paper's pwb/pfence/psync, default), x86 (clwb+sfence), "
+                  "or all (every model the variant claims; --all defaults to all)");
+  sub->add_option("--post-ops", o->post_ops, "Operations run and checked after each recovery (default 8)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
+  sub->add_option("--crash-recovery", o->crash_recovery,
+                  "Crash recovery itself: 1 a second crash during recovery, 2 a third one during that recovery")
+      ->check(CLI::Range(0, 2));
+  sub->add_option("--recovery-crash-points", o->recovery_points,
+                  "With --crash-recovery: recovery verbs crashed per image (sampled; 0: every verb; default 3)");
+  sub->add_option("--recovery-crash-every", o->recovery_every,
+                  "With --crash-recovery: crash recovery at every n-th crash point only (default 1)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
+  sub->add_option("--recovery-crash-images", o->recovery_images,
+                  "With --crash-recovery: random images per recovery crash, plus all-lost and all-persisted (default 1)")
+      ->check(CLI::Range(0, 1000));
+  sub->add_flag("--crash-create", o->crash_create, "Crash points during pool and structure creation as well");
+  sub->add_option("--workers", o->workers, "Processes that recover and check images (0: one per core)")
+      ->check(CLI::Range(0, 256));
+  sub->add_option("--schedule", o->schedule,
+                  "Several threads: free (the OS interleaves them; default) or pct (scheduled at persistence verbs and "
+                  "operation starts with random priorities; each violation's replay line records the schedule)")
+      ->check(CLI::IsMember({"free", "pct"}));
+  sub->add_option("--pct-depth", o->pct_depth, "With --schedule pct: priority change points + 1 (default 3)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--verb-order", o->verb_order,
+                  "Replay: enforce this recorded verb order (from a scheduled run's replay line)");
   sub->add_option("--checker-budget", o->checker_budget,
                   "Exact checker: search nodes per image before it gives up (inconclusive; default 20000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
@@ -250,34 +327,51 @@ void setup_crashtest(CLI::App* sub) {
       usage("no structure '" + o->structure + "' with variant '" + o->variant + "'" +
             (known.empty() ? std::string(" (see --list)") : "; its variants:" + known));
     }
-    fc::CampaignConfig cfg = config_of(*o);
-    fc::CampaignResult r;
-    try {
-      r = fc::run_campaign(*s, cfg);
-    } catch (const std::invalid_argument& e) {
-      usage(e.what());
+    if (!o->model.empty() && o->model != "all" && fc::find_model(o->model) == nullptr) {
+      std::string known;
+      for (const auto& m : fc::model_names()) known += " " + m;
+      usage("unknown --model '" + o->model + "' (known:" + known + ", or all)");
     }
-    if (o->json) {
-      Json j = to_json(*s, r);
-      if (cfg.replay) j["replay_reached"] = r.replay_reached;
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      print_text(r);
-      if (cfg.replay && !r.replay_reached)
-        std::printf("  crash point %llu was not reached (the run issued %llu verbs)\n",
-                    static_cast<unsigned long long>(cfg.replay->k), static_cast<unsigned long long>(r.verbs));
+    std::uint64_t violations = 0, inconclusive = 0;
+    std::string error;
+    Json out = Json::array();
+    for (const auto& model : models_of(o->model, *s)) {
+      Opts one = *o;
+      one.model = model;
+      fc::CampaignConfig cfg = config_of(one);
+      fc::CampaignResult r;
+      try {
+        r = fc::run_campaign(*s, cfg);
+      } catch (const std::invalid_argument& e) {
+        usage(e.what());
+      }
+      if (o->json) {
+        Json j = to_json(*s, r);
+        if (cfg.replay) j["replay_reached"] = r.replay_reached;
+        out.push_back(std::move(j));
+      } else {
+        print_text(r);
+        if (cfg.replay && !r.replay_reached)
+          std::printf("  crash point %llu (image %d) was not reached (the run issued %llu verbs)\n",
+                      static_cast<unsigned long long>(cfg.replay->k), cfg.replay->image,
+                      static_cast<unsigned long long>(r.verbs));
+      }
+      violations += r.violations;
+      inconclusive += r.inconclusive;
+      if (!r.error.empty() && error.empty()) error = r.error;
     }
-    if (!r.error.empty()) {
-      std::fprintf(stderr, "ferrite crashtest: %s\n", r.error.c_str());
+    if (o->json) std::printf("%s\n", (out.size() == 1 ? out[0] : out).dump(2).c_str());
+    if (!error.empty()) {
+      std::fprintf(stderr, "ferrite crashtest: %s\n", error.c_str());
       throw ferrite::cli::Exit{1};
     }
     // Exit codes: 0 every image checked and none violated; 1 a violation
     // (or an error); 3 no violation but some image was inconclusive (the
     // checker ran out of budget): never a pass; 2 usage.
-    if (r.violations > 0) throw ferrite::cli::Exit{1};
-    if (r.inconclusive > 0) {
+    if (violations > 0) throw ferrite::cli::Exit{1};
+    if (inconclusive > 0) {
       std::fprintf(stderr, "ferrite crashtest: %llu image(s) inconclusive: not a pass (exit 3)\n",
-                   static_cast<unsigned long long>(r.inconclusive));
+                   static_cast<unsigned long long>(inconclusive));
       throw ferrite::cli::Exit{3};
     }
     throw ferrite::cli::Exit{0};

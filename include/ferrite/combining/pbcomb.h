@@ -439,6 +439,7 @@ class PBComb {
       dst.set_tag(q, src.tag(q));
     }
     std::memcpy(dst.state(), src.state(), pol_->used_bytes(src.state()));
+    persist::declare_store(dst.state(), pol_->used_bytes(src.state()));  // CRASH: a memcpy may tear (crash/model.h)
   }
 
   PBCombRoot* root_;

@@ -1,27 +1,38 @@
 // ferrite/crash/campaign.h — crash campaigns: run a Subject on a simulated
-// pool, crash it at persistence verbs, recover every crash image in a
-// fork()ed child and check the result.
+// pool, crash it at persistence verbs, recover every crash image on a
+// restarted machine that never saw the crashed run's DRAM, and check the
+// result.
 //
-// Protocol (subject.h has the Subject side):
-//   1. A fresh pool of `pool_size` bytes with backend "sim" in `pool_dir`;
-//      subject->create(pool, threads); initial = observe(); the simulator is
-//      settled (creation is durable; crash points count from the first op).
+// Protocol (subject.h has the Subject side; docs/crash.md §3 the picture):
+//   0. The farm starts (src/crash/farm.h): a zygote process is forked before
+//      the pool exists or any thread starts, and forks the worker processes
+//      that play the restarted machine.
+//   1. A fresh pool of `pool_size` bytes with backend "sim" under the chosen
+//      persistency model (`model`, crash/model.h); subject->create(pool,
+//      threads); initial = observe(); the simulator is settled (creation is
+//      durable; crash points count from the first op) — unless crash_create,
+//      which crashes Pool::create and Subject::create too.
 //   2. `threads` threads run ops/threads operations each (next_op, apply),
 //      recorded in a History.
 //   3. Crash point k = just before the k-th persistence verb (0-based) and
 //      the end of the run. One thread: every k (unless crash_points > 0).
 //      Several threads: about `crash_points` ks sampled deterministically
 //      from the seed (a dry run measures the verb count first).
-//   4. At a crash point the thread issuing verb k fork()s (other threads are
-//      given up to 2 ms to reach a verb or finish their op; they are gone in
-//      the child, as in a real crash). The child captures the crash state and
-//      builds images 0 (all lost), 1 (all persisted) and `images` random ones,
-//      deduplicated by hash. Each distinct image is installed and recovered
-//      in its own grandchild (recover, observe, recover_op per pending op,
-//      observe), which reports back through a pipe; the child checks the
-//      results (durable linearizability, then detectability for detectable
-//      subjects; buffered durable linearizability for buffered ones) and
-//      reports to the parent, which continues the run.
+//   4. At a crash point the thread issuing verb k stops the others (they are
+//      given up to 2 ms to reach a verb or finish their op, then stopped by a
+//      signal wherever they are, as in a real crash), captures the crash
+//      state and builds its images (crash/model.h: every image when they are
+//      few, else all-lost, all-persisted and `images` random ones). The
+//      farm's workers recover each image in a process forked from the
+//      zygote: open the image as a pool (header validation, pool-level
+//      recovery), a fresh Subject's recover(), observe(), recover_op() per
+//      pending op and observe() again (detectable subjects), then
+//      `post_ops` more operations checked against the specification. The
+//      outcome is checked (durable linearizability, then detectability for
+//      detectable subjects; buffered durable linearizability for buffered
+//      ones). With recovery_crash_depth > 0, recovery itself is crashed at
+//      some of its verbs and the images of that crash are recovered again.
+//      The run then continues.
 //   5. Every violation carries a one-line replay command.
 //
 // Determinism: the workload (next_op streams), the crash points and the
@@ -79,6 +90,36 @@ struct CampaignConfig {
   // workload runs without crash points.
   std::uint64_t stop_after_violations = 0;
   int recovery_timeout_s = 20;       // a recovery running longer "hangs"
+  // The persistency model (crash/model.h): "abstract" or "x86".
+  std::string model = "abstract";
+  // Checking processes (0: one per online core).
+  int workers = 0;
+  // Operations run after recovery (round robin over the threads) and checked
+  // one by one against the specification from the recovered state.
+  std::size_t post_ops = 8;
+  // Crashes during recovery: 0 off; 1 recovery of an image is crashed at
+  // `recovery_crash_points` of its persistence verbs (sampled) and each such
+  // crash's images (all-lost, all-persisted, `recovery_crash_images` random)
+  // are recovered again; 2 those second recoveries are crashed as well (a
+  // third crash). Applied to the images of every `recovery_crash_every`-th
+  // crash point.
+  int recovery_crash_depth = 0;
+  std::size_t recovery_crash_points = 3;
+  std::size_t recovery_crash_every = 1;
+  int recovery_crash_images = 1;
+  // Crash points during pmem::Pool::create and Subject::create as well (k
+  // counts from the pool's creation; the simulator is never settled).
+  bool crash_create = false;
+  // Multi-threaded runs (2..26 threads): kPct schedules the threads at
+  // persistence verbs and operation starts (src/crash/schedule.h: random
+  // priorities from the seed, pct_depth - 1 priority change points) and
+  // records the schedule, so that each violation's replay line carries it;
+  // kFree (the default) leaves the interleaving to the OS, which finds the
+  // races that need true parallelism (PWFcomb's helpers) more often.
+  // `verb_order` (from a replay line) enforces a recorded schedule.
+  enum class Schedule { kFree, kPct } schedule = Schedule::kFree;
+  int pct_depth = 3;
+  std::string verb_order;
   // The restarted machine opens each image with PoolOptions::recover =
   // recover_pool: true (the default) is pool-level recovery before the
   // subject's recover(); false leaves the heap as open() finds it (every
@@ -96,6 +137,7 @@ struct Violation {
   std::string reason;
   std::string image_how; // how the image was built
   std::string replay;    // `ferrite crashtest ... --replay K:IMAGE`
+  std::string verb_order;  // scheduled runs: the verb order up to the crash (in `replay` too)
 };
 
 struct CampaignResult {
@@ -109,6 +151,15 @@ struct CampaignResult {
   std::uint64_t images_checked = 0;   // distinct images recovered and checked
   std::uint64_t images_deduped = 0;
   std::uint64_t lines_per_image = 0;  // average lines that differ between images
+  std::string model;                  // persistency model
+  std::uint64_t points_exhaustive = 0;  // crash points whose every possible image was checked
+  double possible_images = 0;         // sum over crash points of the model's possible images
+  double coverage = 0;                // images_checked / possible_images (1 = exhaustive)
+  std::uint64_t nested_images = 0;    // images checked after crashes during recovery
+  std::uint64_t worker_restarts = 0;  // restarted machines that died (each one a violation)
+  std::uint64_t create_points = 0;    // crash points inside create (crash_create)
+  std::string schedule = "free";      // "free", "pct" or "replay"
+  bool schedule_diverged = false;     // replay: the recorded verb order could not be followed
   std::uint64_t violations = 0;
   std::uint64_t inconclusive = 0;
   std::map<std::string, std::uint64_t> engines;  // checker engine -> images
@@ -123,6 +174,8 @@ struct CampaignResult {
 CampaignResult run_campaign(const SubjectInfo& subject, const CampaignConfig& cfg);
 
 // The command line that reproduces crash point k, image `image`.
-std::string replay_command(const SubjectInfo& subject, const CampaignConfig& cfg, std::uint64_t k, int image);
+// `verb_order`: the recorded order of a scheduled run (empty: none).
+std::string replay_command(const SubjectInfo& subject, const CampaignConfig& cfg, std::uint64_t k, int image,
+                           const std::string& verb_order = {});
 
 }  // namespace ferrite::crash

@@ -17,25 +17,64 @@
 //   - buffered durable linearizability (nbMontage): the recovered state is
 //     the state after a real-time-consistent prefix (closed under real-time
 //     predecessors) that contains every operation completed before the last
-//     kSync returned.
+//     completed kSync was invoked.
 //
-// Two engines, chosen automatically (CheckOptions::engine = kAuto):
-//   exact  Wing–Gong / Lowe depth-first search over linearizations with
-//          memoization on (set of linearized ops, hash of the spec state); it
-//          is used when the history has at most exact_max_ops operations and
-//          the search stays within node_budget;
-//   fast   structure-specific necessary conditions for long histories
-//          (queue/stack/priority queue/log): unique values, conservation
-//          (every inserted value observed or removed exactly once, nothing
-//          invented), per-producer FIFO for queues, per-producer LIFO for
-//          stacks, log positions. Sets, maps and registers have no fast
-//          check: beyond the exact engine's reach the result is
-//          kInconclusive.
-// Sets and maps (durable linearizability and detectability) are checked
-// key by key, each key with the exact engine ("exact-per-key"):
-// linearizability is local, so a long history over many keys stays exact.
-// Buffered durable linearizability is never split (its prefix is global).
-// The result names the engine used ("exact", "exact-per-key", "fast-queue", ...).
+// Engines, chosen automatically (CheckOptions::engine = kAuto). Every verdict
+// comes from an exact engine; kInconclusive means an exact engine ran out of
+// its budget, never "probably fine".
+//   fast-*       pre-filter only, for queue/stack/priority queue/log (when
+//                the initial state is empty): necessary conditions — unique
+//                values, conservation (every inserted value observed or
+//                removed exactly once, nothing invented), per-producer
+//                FIFO/LIFO, sortedness, log positions. A failure is a real
+//                violation, reported with the pre-filter's clear reason and
+//                its name ("fast-queue", ...); a pass decides nothing.
+//   exact-queue, exact-stack, exact-pq
+//                queues, stacks and priority queues with unique inserted
+//                values (crash/internal/checker_collections.h; the argument
+//                is at the top of src/crash/checker_collections.cc). The
+//                pending operations are resolved exactly — with unique values
+//                whether a pending insert took effect follows from where its
+//                value went, the values missing from the recovered state are
+//                matched to the pending removes (m! candidates, m <= pending
+//                removes), detectability tries every subset of the answered
+//                pending operations as "took effect before the crash" — and
+//                the recovered state becomes observer removes after every
+//                operation. Each candidate, a complete history, is decided in
+//                O(n log n): queue by the FIFO-order/empty-block
+//                characterization (Kahn with thresholds), stack by the
+//                cover/opening decomposition (Abdulla et al., LiMo), priority
+//                queue by a greedy over values in increasing order that keeps
+//                every lifetime minimal; a history that real time orders
+//                totally (one thread) is simply run. Differential tests
+//                compare them with exhaustive search on tens of thousands of
+//                small random histories (tests/crash/checker_test.cc).
+//   exact        the generic exhaustive search (Wing & Gong / Lowe): depth
+//                first over linearizations, memoized on (per-chain prefix
+//                lengths, 128-bit hash of the spec state) — the operations are
+//                split into as many real-time chains as overlap at once
+//                (the threads), so there is no limit on the history's length.
+//                Used for logs, registers, buffered durable
+//                linearizability, and queues/stacks/priority queues whose
+//                values are not unique ("exact (values not unique)"); bounded
+//                by node_budget nodes.
+//   exact-per-key
+//                sets and maps (durable linearizability and detectability):
+//                the generic search key by key — linearizability is local, so
+//                a long history over many keys stays exact (a state not in
+//                the spec's form — keys strictly ascending — is a violation,
+//                never normalised). Buffered durable linearizability is never
+//                split (its prefix is global).
+// kInconclusive happens only when the generic search (whole history, or one
+// key) exceeds node_budget nodes, or when a polynomial engine would have to
+// try more than node_budget candidate resolutions of the pending operations
+// (8 or more values missing from the recovered state that pending removes
+// must have taken), or when more than 20 pending operations have recover_op
+// answers (2^20 subsets).
+// CheckOptions::engine = kExact forces the generic search; kFast runs the
+// pre-filter alone (a test aid: its pass proves nothing).
+// The result names the engine that decided ("exact-queue", "exact",
+// "exact-per-key", "fast-queue" for a pre-filter violation, ...).
 //
 // Thread safety: pure functions.
 #pragma once
@@ -82,17 +121,24 @@ struct CheckInput {
 };
 
 struct CheckOptions {
+  // kAuto: see above; kExact: the generic search only; kFast: the fast
+  // pre-filter only (never a proof of correctness).
   enum class Engine { kAuto, kExact, kFast } engine = Engine::kAuto;
-  std::size_t exact_max_ops = 400;     // kAuto: exact only up to this many ops
-  std::size_t node_budget = 20'000;    // exact: DFS nodes before giving up
+  // Unused since every history is decided exactly (kept for source
+  // compatibility; it used to hand longer histories to the fast checks).
+  std::size_t exact_max_ops = 400;
+  // Generic search: nodes before giving up (kInconclusive). Polynomial
+  // engines: complete histories (resolutions of the pending operations)
+  // decided before giving up — never reached by realistic histories.
+  std::size_t node_budget = 20'000;
 };
 
 struct CheckResult {
   enum class Verdict { kOk, kViolation, kInconclusive } verdict = Verdict::kOk;
   std::string property;  // "durable-linearizability", "detectability", "buffered-durable-linearizability"
-  std::string engine;    // "exact", "fast-queue", ...
+  std::string engine;    // "exact-queue", "exact-stack", "exact-pq", "exact", "exact-per-key", "fast-queue", ...
   std::string reason;    // why, for violations and inconclusive results
-  std::uint64_t nodes = 0;  // exact: DFS nodes visited
+  std::uint64_t nodes = 0;  // generic search: nodes visited; polynomial engines: work steps + candidates
   bool ok() const { return verdict == Verdict::kOk; }
   bool violation() const { return verdict == Verdict::kViolation; }
 };

@@ -96,8 +96,12 @@ class Subject {
   virtual Op next_op(int tid, std::uint64_t& rng) = 0;
   // True for buffered durably linearizable structures (nbMontage): the
   // checker then demands only a real-time-consistent prefix that contains
-  // every op completed before the last kSync returned.
+  // every op completed before the last kSync was invoked.
   virtual bool buffered() const { return false; }
+  // Crashes during create (CampaignConfig::crash_create): whether `pool`
+  // (a restarted image) holds this structure's root. When it does not, the
+  // campaign creates the structure afresh, as an application would.
+  virtual bool has_structure(pmem::Pool& pool) { (void)pool; return true; }
 };
 
 struct SubjectInfo {
@@ -112,6 +116,9 @@ struct SubjectInfo {
   std::string family;
   bool ferrite = false;
   bool ablation = false;
+  // Persistency models (crash/model.h) the variant claims (a broken one: is
+  // caught under); empty = every model.
+  std::vector<std::string> models;
 };
 
 // Global registry (crash/registry.cc). Registration at static-init time.

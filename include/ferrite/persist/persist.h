@@ -8,6 +8,9 @@
 //   psync()             wait until earlier pwbs are durable
 //   ofence(), dfence()  HOPS ordering / durability fence
 //   persist_barrier(), new_strand(), join_strand()   strand persistency
+//   declare_store(p, n) not a verb: an annotation for the crash simulator
+//                       ("n bytes at p were stored as one non-atomic,
+//                       multi-word unit"); free on real backends
 //
 // Backends. The verbs dispatch through a small table of function pointers
 // (as libpmem does; the indirect call is noise next to a write-back). The
@@ -62,7 +65,9 @@ std::string_view flush_name(Flush f);
 Flush detect_flush();
 
 // A backend: one function per verb. `pwb_line` receives a 64-byte aligned
-// line address; the front end splits ranges and counts.
+// line address; the front end splits ranges and counts. `declare_store` is
+// not a verb (not counted, no crash point): nullptr on every backend but the
+// crash simulator's, which forwards it to its persistency model.
 struct Backend {
   const char* name;
   void (*pwb_line)(const void* line);
@@ -73,6 +78,7 @@ struct Backend {
   void (*persist_barrier)();
   void (*new_strand)();
   void (*join_strand)();
+  void (*declare_store)(const void* p, std::size_t n);  // nullptr: ignore
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -175,6 +181,19 @@ FERRITE_PERSIST_VERB(persist_barrier, kPersistBarrier)
 FERRITE_PERSIST_VERB(new_strand, kNewStrand)
 FERRITE_PERSIST_VERB(join_strand, kJoinStrand)
 #undef FERRITE_PERSIST_VERB
+
+// Annotation: the code has just stored (or is about to store, with no verb
+// in between) the n bytes at p as one multi-word unit that is not
+// failure-atomic — a memcpy of a record, a 16-byte CAS. A crash may leave
+// any mix of old and new aligned 8-byte words of it. Ordinary stores need no
+// annotation. Only the crash simulator looks at it (crash/model.h: under the
+// x86 model, only declared words of a line may tear); on other backends it
+// is a load and a not-taken branch.
+inline void declare_store(const void* p, std::size_t n) {
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->declare_store != nullptr) [[unlikely]]
+    b->declare_store(p, n);
+}
 
 // Convenience: pwb over the range, then psync.
 inline void persist_range(const void* p, std::size_t n) {

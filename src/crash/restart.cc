@@ -1,0 +1,557 @@
+// The restarted machine: a farm worker recovers and checks crash images
+// (farm.h). It was forked from the zygote before the crashed run created its
+// pool, so recovery here sees nothing of that run's DRAM: a pointer from the
+// pool into the crashed run's heap, or a volatile index recovery forgets to
+// rebuild, is caught rather than silently read.
+//
+// Per job (one crash point, some of its images):
+//   1. scratch := the media image (a private memfd of the worker);
+//   2. per image: its lines are written into scratch; the pool is opened from
+//      scratch (header validation and pool-level recovery; the simulator in
+//      child mode maps it MAP_PRIVATE, so recovery's writes never reach
+//      scratch); a fresh Subject recovers, is observed, completes the pending
+//      operations (detectable), is observed again, and runs
+//      CampaignConfig::post_ops more operations whose responses and final
+//      state are checked against the sequential specification; the lines are
+//      put back;
+//   3. the outcome is checked (durable linearizability, detectability or
+//      buffered durable linearizability); equal outcomes share a check.
+// Crashes during recovery (CampaignConfig::recovery_crash_depth > 0): a
+// child of the worker opens the image under the live simulator and runs the
+// same recovery until its j-th persistence verb, where it captures the crash
+// state and its images; each such image is recovered again (and, at depth 2,
+// crashed again), and every final outcome is checked against the same
+// history. Recovery that is not idempotent fails here.
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "farm.h"
+#include "ferrite/crash/checker.h"
+#include "ferrite/crash/model.h"
+#include "ferrite/crash/sim.h"
+#include "ferrite/pmem/pool.h"
+#include "wire.h"
+
+namespace ferrite::crash::internal {
+
+namespace {
+
+constexpr std::size_t kL = persist::kCacheLine;
+
+// A memfd the worker owns, mapped shared at an address of the kernel's
+// choosing (never the pool base).
+struct Scratch {
+  int fd = -1;
+  std::uint8_t* map = nullptr;
+  std::size_t size = 0;
+  Scratch() = default;
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() { reset(); }
+  void reset() {
+    if (map != nullptr) ::munmap(map, size);
+    if (fd >= 0) ::close(fd);
+    map = nullptr;
+    fd = -1;
+    size = 0;
+  }
+  void resize(std::size_t n) {
+    if (n == size && fd >= 0) return;
+    reset();
+    fd = ::memfd_create("ferrite-crash-image", MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(n)) != 0) throw std::runtime_error("memfd for a crash image failed");
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap of a crash image failed");
+    map = static_cast<std::uint8_t*>(p);
+    size = n;
+  }
+  // Loads `n` bytes of file `src` (one system call per chunk, copied in the
+  // kernel's page cache).
+  void load(int src, std::size_t n) {
+    resize(n);
+    std::size_t done = 0;
+    while (done < n) {
+      const ssize_t r = ::pread(src, map + done, n - done, static_cast<off_t>(done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) throw std::runtime_error("reading the media image failed");
+      done += static_cast<std::size_t>(r);
+    }
+  }
+  void load(const std::uint8_t* src, std::size_t n) {
+    resize(n);
+    std::memcpy(map, src, n);
+  }
+  std::string path() const { return "/proc/self/fd/" + std::to_string(fd); }
+};
+
+struct Outcome {
+  bool recovered = false;  // recovery (and the post-recovery ops) ran to the end
+  bool no_pool = false;    // pool-create phase: the image does not open as a pool
+  bool recreated = false;  // structure-create phase: the root was missing and was created afresh
+  std::string error;       // why recovery failed (a violation)
+  State s0, s1;
+  std::vector<Response> answers;
+  std::string post_error;  // post-recovery ops disagreed with the specification
+  std::string path;        // nested crashes: where recovery was crashed
+};
+
+struct JobCtx {
+  std::uint64_t k = 0;
+  Phase phase = Phase::kRun;
+  int nested_depth = 0;
+  std::vector<HistoryOp> ops;
+  State initial;
+  std::vector<std::size_t> pending;   // indices of pending ops
+  std::vector<std::uint64_t> next_seq;  // per thread, for post-recovery ops
+};
+
+class Machine {
+ public:
+  Machine(const SubjectInfo& info, const CampaignConfig& cfg) : info_(info), cfg_(cfg) {
+    auto probe = info.make();
+    spec_ = probe->spec();
+    detectable_ = probe->detectable();
+    buffered_ = probe->buffered();
+  }
+
+  [[noreturn]] void serve(int sock) {
+    sock_ = sock;
+    for (;;) {
+      std::string msg;
+      int media = -1;
+      if (!wire::recv_msg(sock, msg, &media)) ::_exit(0);  // the runner closed us: done
+      wire::Reader r(msg);
+      JobCtx j;
+      j.k = r.u64();
+      j.phase = static_cast<Phase>(r.u64());
+      j.nested_depth = static_cast<int>(r.u64());
+      const auto media_size = r.u64();
+      j.ops = wire::get_history(r);
+      j.initial = r.vec();
+      const auto nlines = r.u64();
+      std::vector<std::uint64_t> offsets(r.ok() && nlines < (1u << 26) ? nlines : 0);
+      if (const char* p = r.raw(offsets.size() * 8); p != nullptr && !offsets.empty())
+        std::memcpy(offsets.data(), p, offsets.size() * 8);
+      const auto nimages = r.u64();
+      if (!r.ok() || media < 0) ::_exit(5);
+      prepare(j);
+      scratch_.load(media, media_size);
+      ::close(media);
+      cache_.clear();
+      std::vector<Line> saved(offsets.size());
+      for (std::uint64_t i = 0; i < nimages; ++i) {
+        const int index = static_cast<int>(r.i64());
+        const char* lines = r.raw(offsets.size() * kL);
+        if (!r.ok()) ::_exit(5);
+        for (std::size_t l = 0; l < offsets.size(); ++l) {
+          std::memcpy(saved[l].data(), scratch_.map + offsets[l], kL);
+          std::memcpy(scratch_.map + offsets[l], lines + l * kL, kL);
+        }
+        std::uint64_t nested = 0;
+        // CRASH: the alarm covers the whole image — recovery, observation,
+        // post-recovery ops, the check and the answer — so a recovery that
+        // corrupted this process (a heap left looping) still ends it.
+        ::alarm(static_cast<unsigned>(cfg_.recovery_timeout_s));
+        const CheckResult res = image(j, scratch_, index, &nested);
+        for (std::size_t l = 0; l < offsets.size(); ++l) std::memcpy(scratch_.map + offsets[l], saved[l].data(), kL);
+        wire::Writer w;
+        w.u64(1);
+        w.i64(index);
+        wire::put(w, res);
+        w.u64(nested);
+        if (!wire::send_msg(sock, w.data())) ::_exit(0);
+        ::alarm(0);
+      }
+      wire::Writer w;
+      w.u64(2);
+      if (!wire::send_msg(sock, w.data())) ::_exit(0);
+    }
+  }
+
+ private:
+  void prepare(JobCtx& j) const {
+    j.next_seq.assign(static_cast<std::size_t>(cfg_.threads), 1);
+    for (std::size_t i = 0; i < j.ops.size(); ++i) {
+      const auto& h = j.ops[i];
+      if (!h.completed()) j.pending.push_back(i);
+      auto& n = j.next_seq[static_cast<std::size_t>(h.tid)];
+      n = std::max(n, h.seq + 1);
+    }
+  }
+
+  pmem::PoolOptions options() const {
+    pmem::PoolOptions o;
+    o.backend.kind = persist::BackendConfig::Kind::kSim;
+    o.arenas = std::max(cfg_.threads, 1) + 1;
+    o.recover = cfg_.recover_pool;
+    return o;
+  }
+
+  // Recovery proper, on the pool file at `path`: returns false when the
+  // image legitimately holds no pool (pool-create phase).
+  bool recover(const JobCtx& j, const std::string& path, Outcome& o, std::unique_ptr<pmem::Pool>& pool,
+               std::unique_ptr<Subject>& subject) const {
+    try {
+      pool = pmem::Pool::open(path, options());
+    } catch (const pmem::PoolError& e) {
+      if (j.phase == Phase::kCreatePool) return false;
+      throw std::runtime_error(std::string("the image does not open as a pool: ") + e.what());
+    }
+    subject = info_.make();
+    if (j.phase != Phase::kRun && !subject->has_structure(*pool)) {
+      subject->create(*pool, cfg_.threads);
+      o.recreated = true;
+    } else {
+      subject->recover(*pool, cfg_.threads);
+    }
+    o.s0 = subject->observe();
+    if (detectable_ && !buffered_) {
+      for (auto i : j.pending) o.answers.push_back(subject->recover_op(j.ops[i].tid, j.ops[i].seq, j.ops[i].op));
+      o.s1 = subject->observe();
+    }
+    return true;
+  }
+
+  // After recovery: more operations, checked one by one against the
+  // specification from the recovered state (corruption that only shows
+  // later — a free list, a tail pointer — fails here).
+  void post_ops(const JobCtx& j, int index, Subject& subject, Outcome& o) const {
+    if (cfg_.post_ops == 0) return;
+    State st = detectable_ && !buffered_ ? o.s1 : o.s0;
+    std::vector<std::uint64_t> seq = j.next_seq;
+    std::uint64_t rng = wire::mix(cfg_.seed ^ wire::mix(j.k + 0x5bd1e995) ^ (static_cast<std::uint64_t>(index) << 40));
+    for (std::size_t i = 0; i < cfg_.post_ops; ++i) {
+      const int tid = static_cast<int>(i % static_cast<std::size_t>(cfg_.threads));
+      const Op op = subject.next_op(tid, rng);
+      if (op.kind == kSync) continue;
+      const State before = st;
+      const Response want = spec_apply(spec_, st, op);
+      const Response got = subject.apply(tid, seq[static_cast<std::size_t>(tid)]++, op);
+      if (!(got == want)) {
+        o.post_error = "post-recovery op " + std::to_string(i + 1) + " of " + std::to_string(cfg_.post_ops) + ", " +
+                       format_op(op) + " by thread " + std::to_string(tid) + ", answered " + format_response(got) +
+                       "; the specification says " + format_response(want) + " (state before: " +
+                       format_state(before) + ")";
+        return;
+      }
+    }
+    const State fin = subject.observe();
+    if (fin != st)
+      o.post_error = "after " + std::to_string(cfg_.post_ops) + " post-recovery ops the state is " + format_state(fin) +
+                     ", the specification says " + format_state(st);
+  }
+
+  // One restarted machine on the image in `img` (in this process).
+  Outcome restart(const JobCtx& j, const Scratch& img, int index) const {
+    Outcome o;
+    sim::set_child_backing_fd(img.fd);
+    try {
+      std::unique_ptr<pmem::Pool> pool;
+      std::unique_ptr<Subject> subject;
+      if (!recover(j, img.path(), o, pool, subject)) {
+        o.no_pool = true;
+      } else {
+        post_ops(j, index, *subject, o);
+        subject.reset();
+        pool.reset();
+      }
+      o.recovered = true;
+    } catch (const std::exception& e) {
+      o.error = std::string("recovery threw: ") + e.what();
+    } catch (...) {
+      o.error = "recovery threw a non-standard exception";
+    }
+    return o;
+  }
+
+  CheckResult judge(const JobCtx& j, const Outcome& o) {
+    CheckResult res;
+    if (!o.recovered) {
+      res.verdict = CheckResult::Verdict::kViolation;
+      res.property = "recovery";
+      res.engine = "-";
+      res.reason = o.error;
+      return res;
+    }
+    if (o.no_pool) {
+      res.engine = "no-pool";  // creation never completed: nothing to recover
+      return res;
+    }
+    std::uint64_t key = wire::mix(o.s0.size());
+    for (auto v : o.s0) key = wire::mix(key ^ static_cast<std::uint64_t>(v));
+    for (auto& a : o.answers) key = wire::mix(key ^ (a.has_value ? 0x55 : 0xaa) ^ static_cast<std::uint64_t>(a.value) * 3);
+    key = wire::mix(key ^ o.s1.size());
+    for (auto v : o.s1) key = wire::mix(key ^ static_cast<std::uint64_t>(v));
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      res = it->second;
+    } else {
+      CheckInput in;
+      in.spec = spec_;
+      in.initial = j.initial;
+      in.ops = j.ops;
+      in.observed = o.s0;
+      try {
+        if (buffered_) {
+          res = check_buffered_durable_linearizability(in, cfg_.check);
+        } else {
+          res = check_durable_linearizability(in, cfg_.check);
+          if (res.ok() && detectable_) {
+            for (std::size_t i = 0; i < j.pending.size() && i < o.answers.size(); ++i)
+              in.recovered.push_back({j.pending[i], o.answers[i]});
+            in.observed_after = o.s1;
+            res = check_detectability(in, cfg_.check);
+          }
+        }
+      } catch (const std::exception& e) {
+        res.verdict = CheckResult::Verdict::kViolation;
+        res.property = "checker";
+        res.engine = "-";
+        res.reason = std::string("bad history or state: ") + e.what();
+      }
+      cache_.emplace(key, res);
+    }
+    if (res.ok() && !o.post_error.empty()) {
+      res.verdict = CheckResult::Verdict::kViolation;
+      res.property = "post-recovery";
+      res.engine = "spec";
+      res.reason = o.post_error;
+    }
+    return res;
+  }
+
+  CheckResult image(const JobCtx& j, const Scratch& img, int index, std::uint64_t* nested) {
+    const Outcome o = restart(j, img, index);
+    if (j.ops.size() > 1000) alive();  // long histories take the checker a while
+    CheckResult res = judge(j, o);
+    if (!res.ok() || j.nested_depth == 0) return res;
+    std::vector<Outcome> deeper;
+    crash_recovery(j, img, index, j.nested_depth, "", deeper);
+    for (const auto& d : deeper) {
+      ++*nested;
+      CheckResult r = judge(j, d);
+      if (r.ok()) continue;
+      r.property = "recovery-idempotence/" + r.property;
+      r.reason = "after " + d.path + ": " + r.reason;
+      return r;
+    }
+    return res;
+  }
+
+  // ------------------------------------------------ crashes during recovery
+
+  struct Probe {
+    bool ok = false;          // the child reported
+    bool crashed = false;     // it stopped at the requested verb
+    std::uint64_t verbs = 0;  // (not crashed) recovery's verb count
+    std::string error;
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::pair<int, std::vector<Line>>> images;
+  };
+
+  struct HookCtx {
+    std::uint64_t at;
+    int out;
+    std::uint8_t* media_out;
+    const CampaignConfig* cfg;
+    std::uint64_t seed;
+  };
+
+  static void probe_hook(void* p, std::uint64_t k, persist::Verb) {
+    auto* c = static_cast<HookCtx*>(p);
+    if (k != c->at) return;
+    // CRASH: the second crash. The simulator's lock is held; this process
+    // only reports and leaves.
+    const CrashState cs = sim::capture_locked(k);
+    ImageOptions iopt;
+    iopt.tearing = c->cfg->tearing;
+    iopt.enumerate_max = 4;
+    const ImageSet set = images_for(cs, c->cfg->recovery_crash_images, c->seed, iopt);
+    std::memcpy(c->media_out, sim::media_data(), sim::size());
+    wire::Writer w;
+    w.u64(1);
+    w.u64(cs.lines.size());
+    w.raw(cs.lines.data(), cs.lines.size() * 8);
+    w.u64(set.images.size());
+    for (const auto& img : set.images) {
+      w.i64(img.index);
+      for (const auto& l : img.lines) w.raw(l.data(), kL);
+    }
+    (void)wire::write_all(c->out, w.data().data(), w.data().size());
+    ::_exit(0);
+  }
+
+  // Runs recovery on `img` under the live simulator in a child; crashes it
+  // just before recovery verb `at` (none: ~0), leaving the media in `media`.
+  Probe probe(const JobCtx& j, const Scratch& img, std::uint64_t at, Scratch& media, std::uint64_t seed) const {
+    Probe pr;
+    int fds[2];
+    if (::pipe(fds) != 0) {
+      pr.error = "pipe failed";
+      return pr;
+    }
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      pr.error = "fork failed";
+      return pr;
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::alarm(static_cast<unsigned>(cfg_.recovery_timeout_s));
+      sim::leave_child();
+      sim::set_child_backing_fd(-1);
+      HookCtx ctx{at, fds[1], media.map, &cfg_, seed};
+      sim::set_crash_hook(&Machine::probe_hook, &ctx);
+      wire::Writer w;
+      // CRASH: never close this pool, not even when recovery throws: the
+      // simulator would write its working memory back into the image file
+      // (the worker's scratch).
+      std::unique_ptr<pmem::Pool> pool;
+      std::unique_ptr<Subject> subject;
+      struct Leak {
+        std::unique_ptr<pmem::Pool>& p;
+        std::unique_ptr<Subject>& s;
+        ~Leak() {
+          (void)p.release();
+          (void)s.release();
+        }
+      } leak{pool, subject};
+      try {
+        Outcome o;
+        const bool opened = recover(j, img.path(), o, pool, subject);
+        if (opened) {
+          w.u64(0);
+          w.u64(sim::verbs());
+        } else {
+          w.u64(2);
+          w.str("the image does not open as a pool");
+        }
+      } catch (const std::exception& e) {
+        w.u64(2);
+        w.str(std::string("recovery threw: ") + e.what());
+      }
+      (void)wire::write_all(fds[1], w.data().data(), w.data().size());
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    const std::string msg = wire::read_all(fds[0]);
+    ::close(fds[0]);
+    const int status = wire::wait_child(pid);
+    wire::Reader r(msg);
+    const auto tag = r.u64();
+    if (!r.ok()) {
+      pr.error = "the recovery process " + wire::describe_status(status, cfg_.recovery_timeout_s);
+      return pr;
+    }
+    if (tag == 0) {
+      pr.ok = true;
+      pr.verbs = r.u64();
+    } else if (tag == 1) {
+      pr.ok = pr.crashed = true;
+      pr.offsets.resize(r.u64());
+      if (const char* p = r.raw(pr.offsets.size() * 8); p != nullptr && !pr.offsets.empty())
+        std::memcpy(pr.offsets.data(), p, pr.offsets.size() * 8);
+      const auto n = r.u64();
+      for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
+        const int index = static_cast<int>(r.i64());
+        std::vector<Line> lines(pr.offsets.size());
+        if (const char* p = r.raw(lines.size() * kL))
+          for (std::size_t l = 0; l < lines.size(); ++l) std::memcpy(lines[l].data(), p + l * kL, kL);
+        pr.images.emplace_back(index, std::move(lines));
+      }
+    } else {
+      pr.error = r.str();
+    }
+    if (!r.ok()) {
+      pr.ok = false;
+      pr.error = "garbled report from the recovery process";
+    }
+    return pr;
+  }
+
+  void crash_recovery(const JobCtx& j, const Scratch& img, int index, int depth, const std::string& path,
+                      std::vector<Outcome>& out) const {
+    Scratch media;
+    media.resize(img.size);
+    const std::uint64_t salt = wire::mix(cfg_.seed ^ wire::mix(j.k) ^ wire::mix(static_cast<std::uint64_t>(index) + 77) ^
+                                         std::hash<std::string>{}(path));
+    const Probe count = probe(j, img, ~std::uint64_t{0}, media, salt);
+    if (!count.ok || count.verbs == 0) return;  // the plain restart already judged this image
+    // Recovery crash points: spread over recovery's verbs, jittered by the seed.
+    std::vector<std::uint64_t> points;
+    const std::uint64_t n = count.verbs;
+    const std::uint64_t want = cfg_.recovery_crash_points == 0 ? n : std::min<std::uint64_t>(n, cfg_.recovery_crash_points);
+    for (std::uint64_t i = 0; i < want; ++i) {
+      const std::uint64_t lo = i * n / want, hi = (i + 1) * n / want;
+      points.push_back(lo + (hi > lo ? wire::mix(salt + i) % (hi - lo) : 0));
+    }
+    for (auto at : points) {
+      alive();
+      const Probe c = probe(j, img, at, media, salt ^ at);
+      const std::string where = (path.empty() ? "" : path + ", then ") + "a crash during recovery at its verb " +
+                                std::to_string(at) + " of " + std::to_string(n);
+      if (!c.ok) {
+        Outcome o;
+        o.error = c.error;
+        o.path = where;
+        out.push_back(std::move(o));
+        continue;
+      }
+      if (!c.crashed) continue;  // fewer verbs this time: nothing to crash
+      Scratch next;
+      for (const auto& [idx, lines] : c.images) {
+        next.load(media.map, media.size);
+        for (std::size_t l = 0; l < c.offsets.size(); ++l) std::memcpy(next.map + c.offsets[l], lines[l].data(), kL);
+        Outcome o = restart(j, next, index);
+        o.path = where + " (image " + std::to_string(idx) + ")";
+        const std::string here = o.path;
+        out.push_back(std::move(o));
+        if (depth > 1) crash_recovery(j, next, index, depth - 1, here, out);
+      }
+    }
+  }
+
+  // Tells the runner this worker is alive (between the many recoveries of
+  // one image that crashes during recovery take).
+  void alive() const {
+    ::alarm(static_cast<unsigned>(cfg_.recovery_timeout_s));  // a new step: a new allowance
+    wire::Writer w;
+    w.u64(3);
+    if (!wire::send_msg(sock_, w.data())) ::_exit(0);
+  }
+
+  const SubjectInfo& info_;
+  const CampaignConfig& cfg_;
+  int sock_ = -1;
+  Spec spec_ = Spec::kQueue;
+  bool detectable_ = false, buffered_ = false;
+  Scratch scratch_;
+  std::unordered_map<std::uint64_t, CheckResult> cache_;
+};
+
+}  // namespace
+
+void worker_main(const SubjectInfo& info, const CampaignConfig& cfg, int sock) {
+  ::signal(SIGPIPE, SIG_IGN);
+  sim::enter_child();
+  try {
+    Machine m(info, cfg);
+    m.serve(sock);
+  } catch (...) {
+    ::_exit(6);
+  }
+}
+
+}  // namespace ferrite::crash::internal
