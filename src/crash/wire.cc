@@ -84,17 +84,30 @@ bool write_all(int fd, const void* p, std::size_t n) {
   return true;
 }
 
-bool send_msg(int sock, const std::string& payload, int fd) {
-  const std::uint64_t len = payload.size();
-  if (fd >= 0) {
-    // The descriptor rides on the length word.
-    iovec iov{const_cast<std::uint64_t*>(&len), sizeof len};
-    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-    msghdr m{};
+namespace {
+// A message header for the 8-byte length word, with room for one passed
+// descriptor.
+struct LengthWord {
+  explicit LengthWord(std::uint64_t* len) : iov{len, sizeof *len} {
     m.msg_iov = &iov;
     m.msg_iovlen = 1;
     m.msg_control = ctl;
     m.msg_controllen = sizeof ctl;
+  }
+  LengthWord(const LengthWord&) = delete;
+  LengthWord& operator=(const LengthWord&) = delete;
+  iovec iov;
+  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  msghdr m{};
+};
+}  // namespace
+
+bool send_msg(int sock, const std::string& payload, int fd) {
+  const std::uint64_t len = payload.size();
+  if (fd >= 0) {
+    // The descriptor rides on the length word.
+    LengthWord w(const_cast<std::uint64_t*>(&len));
+    msghdr& m = w.m;
     cmsghdr* c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -127,13 +140,8 @@ bool read_exact(int fd, void* p, std::size_t n) {
 bool recv_msg(int sock, std::string& payload, int* fd) {
   if (fd != nullptr) *fd = -1;
   std::uint64_t len = 0;
-  iovec iov{&len, sizeof len};
-  alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-  msghdr m{};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
+  LengthWord w(&len);
+  msghdr& m = w.m;
   ssize_t n;
   while ((n = ::recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
   }

@@ -159,23 +159,15 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
   // may not hit the window, so threaded cases get a few more seeds (each
   // stops at its first catch). Caught under every model; the replay below
   // is the default model's.
-  auto catch_it = [&](cr::CampaignConfig c) {
-    auto res = cr::run_campaign(s, c);
-    for (int round = 1; c.threads > 1 && res.error.empty() && res.violations == 0 && round < 8; ++round) {
-      c.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
-      res = cr::run_campaign(s, c);
-    }
-    return res;
-  };
   for (const auto& model : ferrite::test::claimed_models(s)) {
     if (model == cfg.model) continue;
     cr::CampaignConfig m = cfg;
     m.model = model;
-    auto rm = catch_it(m);
+    auto rm = ferrite::test::catch_with_seeds(s, m);
     ASSERT_TRUE(rm.error.empty()) << rm.error;
     EXPECT_GE(rm.violations, 1u) << structure << "/" << variant << " was not caught under the " << model << " model";
   }
-  auto r = catch_it(cfg);
+  auto r = ferrite::test::catch_with_seeds(s, cfg);
   cfg.seed = r.seed;
   ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_GE(r.violations, 1u) << structure << "/" << variant << " was not caught";

@@ -151,23 +151,15 @@ TEST_P(PWFBroken, IsCaughtAndReplayReproduces) {
   // may miss the window, so threaded cases get a few more seeds (each stops
   // at its first catch). Caught under every model; the replay below is the
   // default model's.
-  auto catch_it = [&](fc::CampaignConfig c) {
-    auto res = fc::run_campaign(s, c);
-    for (int round = 1; p.threads > 1 && res.error.empty() && res.violations == 0 && round < 8; ++round) {
-      c.seed = 3 + 1000 * static_cast<std::uint64_t>(round);
-      res = fc::run_campaign(s, c);
-    }
-    return res;
-  };
   for (const auto& model : ferrite::test::claimed_models(s)) {
     if (model == cfg.model) continue;
     fc::CampaignConfig m = cfg;
     m.model = model;
-    auto rm = catch_it(m);
+    auto rm = ferrite::test::catch_with_seeds(s, m);
     ASSERT_TRUE(rm.error.empty()) << rm.error;
     EXPECT_GE(rm.violations, 1u) << p.structure << "/" << p.variant << " not caught under the " << model << " model";
   }
-  auto r = catch_it(cfg);
+  auto r = ferrite::test::catch_with_seeds(s, cfg);
   cfg.seed = r.seed;
   ASSERT_TRUE(r.error.empty()) << r.error;
   ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught";

@@ -16,6 +16,7 @@
 
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/sim.h"
+#include "common/sim_range.h"
 #include "ferrite/persist/persist.h"
 
 namespace fc = ferrite::crash;
@@ -23,45 +24,7 @@ namespace fp = ferrite::persist;
 
 namespace {
 
-// A simulated range under `model`: an anonymous mapping attached directly.
-class SimRange {
- public:
-  explicit SimRange(std::string_view model, std::size_t size = 64 * 1024) : size_(size) {
-    fc::enable_sim();
-    fc::sim::set_model(model);
-    base_ = static_cast<std::uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    saved_ = fp::installed();
-    fp::install(fp::sim_attach(base_, size));
-  }
-  ~SimRange() {
-    fc::sim::set_crash_hook(nullptr, nullptr);
-    fp::sim_detach(base_);
-    fp::install(saved_);
-    ::munmap(base_, size_);
-    fc::sim::set_model("abstract");
-  }
-  std::uint8_t* line(std::size_t i) { return base_ + 64 * i; }
-  static std::uint64_t word(const fc::Line& l, int w = 0) {
-    std::uint64_t v;
-    std::memcpy(&v, l.data() + 8 * w, 8);
-    return v;
-  }
-  void store(std::size_t line_index, std::uint64_t v, int w = 0) { std::memcpy(line(line_index) + 8 * w, &v, 8); }
-  std::uint64_t load(std::size_t line_index, int w = 0) {
-    std::uint64_t v;
-    std::memcpy(&v, line(line_index) + 8 * w, 8);
-    return v;
-  }
-  // Value of word w of line i in an image.
-  std::uint64_t in_image(const fc::CrashState& cs, const fc::Image& img, std::size_t i, int w = 0) {
-    for (std::size_t j = 0; j < cs.lines.size(); ++j)
-      if (cs.lines[j] == 64 * i) return word(img.lines[j], w);
-    return load(i, w);  // untouched line: working == media
-  }
-  std::uint8_t* base_;
-  std::size_t size_;
-  const fp::Backend* saved_;
-};
+using ferrite::test::SimRange;
 
 fc::ImageOptions options(bool tearing, std::uint64_t enumerate_max = 64) {
   fc::ImageOptions o;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ferrite/crash/sim.h"
+#include "common/sim_range.h"
 #include "ferrite/persist/persist.h"
 
 namespace fc = ferrite::crash;
@@ -21,40 +22,7 @@ namespace fp = ferrite::persist;
 
 namespace {
 
-// A simulated range outside any pool: an anonymous mapping attached directly.
-class SimRange {
- public:
-  explicit SimRange(std::size_t size = 64 * 1024) : size_(size) {
-    fc::enable_sim();
-    base_ = static_cast<std::uint8_t*>(::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    saved_ = fp::installed();
-    fp::install(fp::sim_attach(base_, size));
-  }
-  ~SimRange() {
-    fc::sim::set_crash_hook(nullptr, nullptr);
-    fp::sim_detach(base_);
-    fp::install(saved_);
-    ::munmap(base_, size_);
-  }
-  std::uint8_t* line(std::size_t i) { return base_ + 64 * i; }
-  std::uint64_t word(const fc::Line& l, int w = 0) {
-    std::uint64_t v;
-    std::memcpy(&v, l.data() + 8 * w, 8);
-    return v;
-  }
-  void store(std::size_t line_index, std::uint64_t v, int w = 0) { std::memcpy(line(line_index) + 8 * w, &v, 8); }
-  // Value of word w of line i in an image.
-  std::uint64_t in_image(const fc::CrashState& cs, const fc::Image& img, std::size_t i, int w = 0) {
-    for (std::size_t j = 0; j < cs.lines.size(); ++j)
-      if (cs.lines[j] == 64 * i) return word(img.lines[j], w);
-    std::uint64_t v;
-    std::memcpy(&v, line(i) + 8 * w, 8);  // untouched line: working == media
-    return v;
-  }
-  std::uint8_t* base_;
-  std::size_t size_;
-  const fp::Backend* saved_;
-};
+using ferrite::test::SimRange;
 
 TEST(Sim, PwbIsPendingUntilPsync) {
   SimRange r;
@@ -276,7 +244,7 @@ std::vector<std::uint64_t> dirty_of(const fc::CrashState& cs) {
 // happens: right after attach, after settle, after captures re-protected
 // its page, in a page that was hot before.
 TEST(Sim, WriteTrackingFindsEveryStoreNeverWrittenBack) {
-  SimRange r(256 * 1024);
+  SimRange r("abstract", 256 * 1024);
   EXPECT_TRUE(fc::sim::write_tracking()) << "this build/platform should track writes";
   r.store(100, 1);
   EXPECT_EQ(dirty_of(fc::sim::capture()), (std::vector<std::uint64_t>{6400}));
@@ -302,7 +270,7 @@ TEST(Sim, WriteTrackingFindsEveryStoreNeverWrittenBack) {
 // Other threads store while the main thread captures (and re-protects
 // pages): once they are done, tracking agrees with a full scan.
 TEST(Sim, WriteTrackingIsSoundWithConcurrentStores) {
-  SimRange r(128 * 1024);
+  SimRange r("abstract", 128 * 1024);
   const std::size_t lines = r.size_ / 64;
   std::atomic<bool> stop{false};
   std::vector<std::thread> ts;
