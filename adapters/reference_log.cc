@@ -16,9 +16,9 @@ struct ReferenceLog {
   static constexpr op::Abstract kAbstract = op::Abstract::kLog;
   static constexpr bool kDetectable = true;
 
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup&) { return pool->create_root<PLog>("reference-log"); }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup&) {
-    PLog* log = pool.root<PLog>("reference-log");
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return pool->create_root<PLog>(s.name); }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
+    PLog* log = pool.root<PLog>(s.name);
     log->recover();
     return log;
   }

@@ -119,6 +119,26 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
   }
 }
 
+// Crashes inside pool and structure creation (crash_create).
+TEST_P(PWFCorrect, SurvivesCrashesDuringCreate) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  for (const auto& model : fc::model_names()) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.ops = 8;
+    cfg.images = 2;
+    cfg.seed = 31;
+    cfg.pool_size = 4u << 20;
+    cfg.model = model;
+    cfg.crash_create = true;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.create_points, 0u);
+    EXPECT_EQ(r.violations, 0u) << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(PWF, PWFCorrect,
                          ::testing::Values(Case{"pwfcomb-float", "correct"}, Case{"pwf-stack", "correct"},
                                            Case{"pwf-stack", "correct-no-elim"},

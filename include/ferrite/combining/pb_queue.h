@@ -237,8 +237,9 @@ class PBQueue {
     // The initial Head/Tail name DUMMY, which lives in the root, so the
     // records are formatted twice: first with a null Head/Tail (durable
     // before the root is published), then — once the root exists — with
-    // &root->dummy. A crash in between leaves null states that attach()
-    // refuses with a clear error (the name can then be re-created).
+    // &root->dummy (name_dummy). A crash in between leaves null states;
+    // attach() finishes the creation (found by the crash campaigns'
+    // crash-during-create mode: refusing them left the name unusable).
     PBQueueShared tmp;
     EnqObject eo(&tmp);
     DeqObject dobj(&tmp);
@@ -256,9 +257,7 @@ class PBQueue {
                    static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag),
         PBCombRoot(d0, d1, ld.total(), static_cast<std::uint32_t>(threads),
                    static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag));
-    tmp.dummy = &root->dummy;
-    EnqComb::format(eo, threads, e0, e1);
-    DeqComb::format(dobj, threads, d0, d1);
+    name_dummy(root);
     return std::unique_ptr<PBQueue>(new PBQueue(pool, root, threads));
   }
 
@@ -267,16 +266,32 @@ class PBQueue {
   static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBQueueRoot>(name);
     std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
-    if (q->tail() == nullptr || q->head() == nullptr)
-      throw pmem::PoolError(pmem::Errc::kCorrupt,
-                            "PBQueue '" + std::string(name) + "': creation did not complete");
+    if (q->tail() == nullptr || q->head() == nullptr) {
+      // CRASH: create() stopped after publishing the root, before both
+      // records named DUMMY. No operation can have run (create had not
+      // returned): naming DUMMY again is idempotent, and completes it.
+      name_dummy(root);
+      q.reset(new PBQueue(pool, root, threads));
+    }
     return q;
+  }
+
+  // Formats both combiners' records with Head = Tail = &root->dummy (an
+  // empty queue) and persists them (PBComb::format). Only before the first
+  // operation: create(), or attach() of an interrupted create().
+  static void name_dummy(PBQueueRoot* root) {
+    PBQueueShared shared;
+    shared.dummy = &root->dummy;
+    EnqObject eo(&shared);
+    DeqObject dobj(&shared);
+    EnqComb::format(eo, static_cast<int>(root->enq.threads), root->enq.rec[0], root->enq.rec[1]);
+    DeqComb::format(dobj, static_cast<int>(root->deq.threads), root->deq.rec[0], root->deq.rec[1]);
   }
 
   // PBQueueRoot's recover hook (pmem/root_registry.h): marks what the queue
   // uses, from the root alone. Nothing to repair (oldTail is volatile). A
   // queue whose creation did not complete (null Head/Tail) keeps its
-  // StateRecs; attach refuses it.
+  // StateRecs; attach completes it.
   static void recover_root(pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
     trace_root(pool, root, mark);
   }
