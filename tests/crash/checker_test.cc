@@ -792,6 +792,26 @@ struct Tally {
 // One random small case: the reference, the generic engine, the collection
 // engine alone (no pre-filter), and the full kAuto path must all agree; the
 // fast pre-filter must never reject what the reference accepts.
+
+// A differential case, for failure messages: the history, the recovered
+// state(s) and the reference verdict. `soup`: values need not be unique
+// and no thread ids are shown.
+std::string describe_input(fc::Spec spec, const fc::CheckInput& in, bool detect, bool expect, bool soup) {
+  std::string d = std::string(fc::spec_name(spec)) + (detect ? " detect" : " durable") +
+                  (soup ? " (soup)\n" : " initial " + fc::format_state(in.initial) + "\n");
+  for (const auto& h : in.ops)
+    d += "  " + (soup ? std::string() : "t" + std::to_string(h.tid) + " ") + fc::format_op(h.op) + " [" +
+         std::to_string(h.invoke) + "," +
+         (h.completed() ? std::to_string(h.respond) + "] -> " + fc::format_response(h.response) : "pending]") + "\n";
+  d += "  observed " + fc::format_state(in.observed, 64);
+  if (detect) {
+    d += " recovered";
+    for (const auto& r : in.recovered) d += " #" + std::to_string(r.index) + "=" + fc::format_response(r.response);
+    d += " after " + fc::format_state(in.observed_after, 64);
+  }
+  return d + "\n  reference: " + (expect ? "ok" : "violation");
+}
+
 void differential_case(fc::Spec spec, bool detect, std::mt19937_64& rng, Tally& tally) {
   const int threads = 1 + static_cast<int>(rng() % 4);
   const int total = 6 + static_cast<int>(rng() % 9);
@@ -821,20 +841,7 @@ void differential_case(fc::Spec spec, bool detect, std::mt19937_64& rng, Tally& 
   const fc::CheckInput& in = s.in;
   const bool expect = Reference(in, detect).linearizable();
   (expect ? tally.ok : tally.bad)++;
-  auto describe_case = [&] {
-    std::string d = std::string(fc::spec_name(spec)) + (detect ? " detect" : " durable") + " initial " +
-                    fc::format_state(in.initial) + "\n";
-    for (const auto& h : in.ops)
-      d += "  t" + std::to_string(h.tid) + " " + fc::format_op(h.op) + " [" + std::to_string(h.invoke) + "," +
-           (h.completed() ? std::to_string(h.respond) + "] -> " + fc::format_response(h.response) : "pending]") + "\n";
-    d += "  observed " + fc::format_state(in.observed, 64);
-    if (detect) {
-      d += " recovered";
-      for (const auto& r : in.recovered) d += " #" + std::to_string(r.index) + "=" + fc::format_response(r.response);
-      d += " after " + fc::format_state(in.observed_after, 64);
-    }
-    return d + "\n  reference: " + (expect ? "ok" : "violation");
-  };
+  auto describe_case = [&] { return describe_input(spec, in, detect, expect, false); };
   auto check = [&](const fc::CheckOptions& opt) {
     return detect ? fc::check_detectability(in, opt) : fc::check_durable_linearizability(in, opt);
   };
@@ -933,19 +940,7 @@ void soup_case(fc::Spec spec, bool detect, std::mt19937_64& rng, Tally& tally) {
   const fc::CheckInput in = soup(spec, detect, rng);
   const bool expect = Reference(in, detect).linearizable();
   (expect ? tally.ok : tally.bad)++;
-  auto describe_case = [&] {
-    std::string d = std::string(fc::spec_name(spec)) + (detect ? " detect (soup)" : " durable (soup)") + "\n";
-    for (const auto& h : in.ops)
-      d += "  " + fc::format_op(h.op) + " [" + std::to_string(h.invoke) + "," +
-           (h.completed() ? std::to_string(h.respond) + "] -> " + fc::format_response(h.response) : "pending]") + "\n";
-    d += "  observed " + fc::format_state(in.observed, 64);
-    if (detect) {
-      d += " recovered";
-      for (const auto& r : in.recovered) d += " #" + std::to_string(r.index) + "=" + fc::format_response(r.response);
-      d += " after " + fc::format_state(in.observed_after, 64);
-    }
-    return d + "\n  reference: " + (expect ? "ok" : "violation");
-  };
+  auto describe_case = [&] { return describe_input(spec, in, detect, expect, true); };
   const auto c = ferrite::crash::internal::check_collection(in, detect, 1'000'000);
   ASSERT_TRUE(c.has_value());
   ASSERT_EQ(c->verdict, expect ? CheckResult::Verdict::kOk : CheckResult::Verdict::kViolation)
