@@ -31,6 +31,7 @@
 #include "ferrite/crash/sim.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/backoff.h"
 #include "wire.h"
 
 namespace ferrite::crash {
@@ -436,6 +437,8 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       c.sched = &*sched;
       c.result.schedule = cfg.verb_order.empty() ? "pct" : "replay";
       sim::set_turnstile(&internal::Scheduler::turnstile, c.sched);
+      internal::Scheduler::active.store(c.sched, std::memory_order_release);
+      sync::g_spin_hook.store(&internal::Scheduler::spin_hook, std::memory_order_release);
     }
     sim::set_crash_hook(&Campaign::hook, &c);
     try {
@@ -444,10 +447,14 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     } catch (...) {
       sim::set_crash_hook(nullptr, nullptr);
       sim::set_turnstile(nullptr, nullptr);
+      sync::g_spin_hook.store(nullptr, std::memory_order_release);
+      internal::Scheduler::active.store(nullptr, std::memory_order_release);
       throw;
     }
     sim::set_crash_hook(nullptr, nullptr);
     sim::set_turnstile(nullptr, nullptr);
+    sync::g_spin_hook.store(nullptr, std::memory_order_release);
+    internal::Scheduler::active.store(nullptr, std::memory_order_release);
     if (sched) c.result.schedule_diverged = sched->diverged();
     c.sched = nullptr;
     c.farm = nullptr;

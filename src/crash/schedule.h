@@ -29,7 +29,8 @@
 //           diverged: the rest runs unordered and the result says so.
 //
 // The schedule is encoded for replay lines as runs: a letter per thread and
-// kind ('a' = thread 0's verbs … 'z' = 25; 'A' … 'Z' = its operation starts),
+// kind ('a' = thread 0's verbs … 'z' = 25; 'A' … 'Z' = its operation starts;
+// a letter followed by '~': its spin-wait retries),
 // '*' when the grants were forced (another thread was still between points
 // when the quiescence window ran out: that stretch ran concurrently and its
 // replay is only as exact as the OS makes it), then the run length in
@@ -63,6 +64,11 @@ class Scheduler {
   static void set_thread(int tid);
 
   static void turnstile(void* self);  // sim::Turnstile
+  // sync::g_spin_hook while `active` is the scheduler of the running campaign:
+  // a thread that waits for another one gives up its turn until another
+  // thread has moved (an event of the schedule, recorded and replayed).
+  static void spin_hook();
+  static std::atomic<Scheduler*> active;
   void issued(std::uint64_t k);       // from the crash hook, under the simulator lock
   void op_start(int tid);             // before each operation of a workload thread
   void finish(int tid);               // the thread ran its last operation
@@ -75,7 +81,8 @@ class Scheduler {
 
   static constexpr std::uint8_t kOpStart = 0x80;  // flag on an order entry: an operation start
   static constexpr std::uint8_t kForced = 0x40;   // flag: granted while another thread was between points
-  static constexpr std::uint8_t kThread = 0x3f;
+  static constexpr std::uint8_t kSpin = 0x20;     // flag: a spin-wait retry (with kOpStart clear)
+  static constexpr std::uint8_t kThread = 0x1f;
   static std::string encode(const std::vector<std::uint8_t>& order, std::size_t n);
   // Throws std::invalid_argument on a malformed string.
   static std::vector<std::uint8_t> decode(const std::string& s);
@@ -88,7 +95,9 @@ class Scheduler {
   const int threads_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::uint8_t> waiting_, done_;
+  void record_locked(int tid, std::uint8_t flags);
+  std::vector<std::uint8_t> waiting_, done_;  // waiting_: 0, 1 verb, 2 operation start, 3 spin
+  std::vector<std::uint64_t> own_events_, others_seen_;  // spin eligibility
   std::vector<std::int64_t> priority_;
   std::vector<std::uint64_t> change_at_;  // sorted verb numbers
   std::vector<std::uint8_t> replay_;

@@ -5,12 +5,23 @@
 
 #include <immintrin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <thread>
 
 namespace ferrite::sync {
 
 inline void cpu_relax() { _mm_pause(); }
+
+// Spin-wait notification, for a test scheduler: a thread that waits for
+// another thread to move calls spin_wait() once per retry (spin_until does).
+// The crash campaigns' controlled scheduling (src/crash/schedule.h) sets the
+// hook so that a waiting thread yields its turn deterministically; outside
+// it the hook is null and this is one relaxed load.
+inline std::atomic<void (*)()> g_spin_hook{nullptr};
+inline void spin_wait() {
+  if (auto* h = g_spin_hook.load(std::memory_order_relaxed)) h();
+}
 
 class Backoff {
  public:
@@ -41,6 +52,7 @@ template <class Pred>
 inline void spin_until(Pred&& pred) {
   std::uint32_t spins = 0;
   while (!pred()) {
+    spin_wait();
     if (++spins < 256) {
       cpu_relax();
     } else {
