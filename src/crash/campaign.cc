@@ -81,7 +81,6 @@ struct Campaign {
   bool all_points = true;
   Clock::time_point start;
 
-  std::atomic<int> finished{0};
   std::atomic<std::uint64_t> ops_done{0};
 
   CampaignResult result;
@@ -247,7 +246,6 @@ struct Campaign {
       history.respond(tid, idx, r);
       ops_done.fetch_add(1, std::memory_order_relaxed);
     }
-    finished.fetch_add(1);
   }
 
   std::size_t share(int tid) const {
@@ -284,7 +282,6 @@ struct Campaign {
             // Keep the first failure; the run goes on without this thread.
             std::lock_guard<std::mutex> g(failure_mu);
             if (!failure) failure = std::current_exception();
-            finished.fetch_add(1);
           }
           worker_done[static_cast<std::size_t>(t)].store(true);
         });
@@ -396,7 +393,6 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       c.all_points = false;
       const double p = verbs == 0 ? 1.0 : std::min(1.0, static_cast<double>(points) / static_cast<double>(verbs));
       c.sample_threshold = p >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(p * 18446744073709551615.0);
-      c.finished.store(0);
       c.ops_done.store(0);
     }
     if (cfg.crash_create) {

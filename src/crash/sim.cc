@@ -179,7 +179,6 @@ struct Sim {
   void* turnstile_ctx = nullptr;
   bool child = false;  // in a crashed child: verbs do nothing
   int child_backing_fd = -1;  // crashed child: pools attach as MAP_PRIVATE views of this file
-  std::atomic<int> waiting{0};
   // Write tracking of the attached pool.
   bool want_tracking = tracking_default();
   bool tracking = false;
@@ -223,9 +222,7 @@ std::unique_lock<std::mutex> enter(Sim& s, persist::Verb v) {
   // ORDER: the turnstile (set only while no verb runs) lets one thread at a
   // time through to the lock, in the order the campaign's scheduler chooses.
   if (s.turnstile != nullptr) s.turnstile(s.turnstile_ctx);
-  s.waiting.fetch_add(1, std::memory_order_relaxed);  // a hint for the campaign only
   std::unique_lock<std::mutex> lk(s.mu);
-  s.waiting.fetch_sub(1, std::memory_order_relaxed);
   const std::uint64_t k = s.k++;
   if (s.hook != nullptr) s.hook(s.hook_ctx, k, v);
   return lk;
@@ -608,7 +605,6 @@ void crash_now() {
   if (s.hook != nullptr) s.hook(s.hook_ctx, s.k, persist::Verb::kCount);
 }
 
-int threads_waiting() { return g().waiting.load(std::memory_order_relaxed); }
 
 CrashState capture_locked(std::uint64_t k) {
   Sim& s = g();

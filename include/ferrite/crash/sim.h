@@ -199,9 +199,6 @@ using Turnstile = void (*)(void* ctx);
 void set_turnstile(Turnstile t, void* ctx);
 // Runs the hook now for k = verbs() (a crash after the last verb).
 void crash_now();
-// Threads currently blocked waiting for the simulator lock (the campaign
-// uses it to let other threads reach a verb before it forks).
-int threads_waiting();
 
 // Captures the crash state. capture_locked() is for the crash hook (the
 // lock is held); capture() takes the lock. O(pages written since the last
