@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "ferrite/persist/persist.h"
+#include "ferrite/sync/backoff.h"
 
 namespace ferrite::examples {
 
@@ -119,7 +120,7 @@ class PLog {
  private:
   void lock() {
     while (lock_.exchange(1, std::memory_order_acquire) != 0)
-      while (lock_.load(std::memory_order_relaxed) != 0) std::this_thread::yield();
+      sync::spin_until([&] { return lock_.load(std::memory_order_relaxed) == 0; });
   }
   void unlock() { lock_.store(0, std::memory_order_release); }
 

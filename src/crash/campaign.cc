@@ -100,7 +100,12 @@ struct Campaign {
 
   static void hook(void* ctx, std::uint64_t k, persist::Verb) {
     auto* c = static_cast<Campaign*>(ctx);
-    if (c->sched != nullptr) c->sched->issued(k);
+    if (c->sched == nullptr) return c->crash_point(k);
+    c->sched->issued(k);
+    struct Done {
+      internal::Scheduler* s;
+      ~Done() { s->point_done(); }
+    } done{c->sched};
     c->crash_point(k);
   }
 
@@ -189,7 +194,7 @@ struct Campaign {
       if (phase != internal::Phase::kRun) d.reason = "crash during " + std::string(internal::phase_name(phase)) + ": " + d.reason;
       for (const auto& img : set.images)
         if (img.index == v.index) d.image_how = img.how;
-      if (sched != nullptr) d.verb_order = sched->prefix(k);
+      if (sched != nullptr && !sched->gave_up()) d.verb_order = sched->prefix(k);
       d.replay = replay_command(info, cfg, k, v.index, d.verb_order);
       result.details.push_back(std::move(d));
     }
@@ -251,6 +256,23 @@ struct Campaign {
   std::size_t share(int tid) const {
     const auto t = static_cast<std::size_t>(cfg.threads);
     return cfg.ops / t + (static_cast<std::size_t>(tid) < cfg.ops % t ? 1 : 0);
+  }
+
+  // Runs the workload under `s` (null: unscheduled); returns the verb count.
+  std::uint64_t run_scheduled(internal::Scheduler* s) {
+    if (s == nullptr) return run_workload();
+    sched = s;
+    sim::set_turnstile(&internal::Scheduler::turnstile, s);
+    internal::Scheduler::active.store(s, std::memory_order_release);
+    sync::g_spin_hook.store(&internal::Scheduler::spin_hook, std::memory_order_release);
+    struct Uninstall {
+      ~Uninstall() {
+        sim::set_turnstile(nullptr, nullptr);
+        sync::g_spin_hook.store(nullptr, std::memory_order_release);
+        internal::Scheduler::active.store(nullptr, std::memory_order_release);
+      }
+    } uninstall;
+    return run_workload();
   }
 
   // Runs the workload on `subject`; returns the verb count.
@@ -330,6 +352,7 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   if (!cfg.tearing) c += " --no-tearing";
   if (cfg.model != CampaignConfig{}.model) c += " --model " + cfg.model;
   if (cfg.crash_create) c += " --crash-create";
+  if (cfg.threads > 1 && cfg.schedule == CampaignConfig::Schedule::kFree) c += " --schedule free";
   if (cfg.threads > 1 && cfg.schedule == CampaignConfig::Schedule::kPct)
     c += " --schedule pct" +
          (cfg.pct_depth != CampaignConfig{}.pct_depth ? " --pct-depth " + std::to_string(cfg.pct_depth) : std::string());
@@ -349,7 +372,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
   if (cfg.recovery_crash_depth < 0 || cfg.recovery_crash_depth > 2)
     throw std::invalid_argument("crash campaign: recovery crash depth must be 0, 1 or 2");
   if (cfg.recovery_crash_images < 0) throw std::invalid_argument("crash campaign: recovery crash images must be >= 0");
-  if (cfg.threads > 26 && (cfg.schedule == CampaignConfig::Schedule::kPct || !cfg.verb_order.empty()))
+  if (cfg.threads > 26 && (cfg.schedule != CampaignConfig::Schedule::kFree || !cfg.verb_order.empty()))
     throw std::invalid_argument("crash campaign: scheduled runs support at most 26 threads");
   if (cfg.pct_depth < 1) throw std::invalid_argument("crash campaign: pct depth must be >= 1");
   if (!cfg.verb_order.empty()) {
@@ -388,7 +411,31 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       c.pool = pf.pool.get();
       c.subject = subject.get();
       c.history.reset(cfg.threads, cfg.ops / static_cast<std::size_t>(cfg.threads) + 2);
-      const std::uint64_t verbs = c.run_workload();
+      // A scheduled campaign schedules its dry run too (no change points:
+      // the count is what the change points are spread over), so one seed
+      // gives one run.
+      std::optional<internal::Scheduler> dry_sched;
+      if (cfg.threads > 1 && cfg.schedule != CampaignConfig::Schedule::kFree && cfg.verb_order.empty())
+        dry_sched.emplace(cfg.schedule == CampaignConfig::Schedule::kRandom ? internal::Scheduler::Mode::kRandom
+                                                                            : internal::Scheduler::Mode::kPct,
+                          cfg.threads, cfg.seed, 1, 0);
+      if (dry_sched)  // verbs are scheduling events: the scheduler hears of each (no crash points here)
+        sim::set_crash_hook(
+            [](void* s, std::uint64_t k, persist::Verb) {
+              static_cast<internal::Scheduler*>(s)->issued(k);
+              static_cast<internal::Scheduler*>(s)->point_done();
+            },
+            &*dry_sched);
+      std::uint64_t verbs = 0;
+      try {
+        verbs = c.run_scheduled(dry_sched ? &*dry_sched : nullptr);
+      } catch (...) {
+        sim::set_crash_hook(nullptr, nullptr);
+        c.sched = nullptr;
+        throw;
+      }
+      sim::set_crash_hook(nullptr, nullptr);
+      c.sched = nullptr;
       dry_verbs = verbs;
       c.all_points = false;
       const double p = verbs == 0 ? 1.0 : std::min(1.0, static_cast<double>(points) / static_cast<double>(verbs));
@@ -426,32 +473,31 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     if (!cfg.crash_create) sim::settle();
     c.history.reset(cfg.threads, cfg.ops / static_cast<std::size_t>(cfg.threads) + 2);
     std::optional<internal::Scheduler> sched;
-    if (cfg.threads > 1 && (cfg.schedule == CampaignConfig::Schedule::kPct || !cfg.verb_order.empty())) {
-      sched.emplace(cfg.verb_order.empty() ? internal::Scheduler::Mode::kPct : internal::Scheduler::Mode::kReplay,
+    if (cfg.threads > 1 && (cfg.schedule != CampaignConfig::Schedule::kFree || !cfg.verb_order.empty())) {
+      const auto mode = !cfg.verb_order.empty()                               ? internal::Scheduler::Mode::kReplay
+                        : cfg.schedule == CampaignConfig::Schedule::kRandom ? internal::Scheduler::Mode::kRandom
+                                                                            : internal::Scheduler::Mode::kPct;
+      sched.emplace(mode,
                     cfg.threads, cfg.seed, cfg.pct_depth, dry_verbs,
                     cfg.verb_order.empty() ? std::vector<std::uint8_t>{} : internal::Scheduler::decode(cfg.verb_order));
-      c.sched = &*sched;
-      c.result.schedule = cfg.verb_order.empty() ? "pct" : "replay";
-      sim::set_turnstile(&internal::Scheduler::turnstile, c.sched);
-      internal::Scheduler::active.store(c.sched, std::memory_order_release);
-      sync::g_spin_hook.store(&internal::Scheduler::spin_hook, std::memory_order_release);
+      c.result.schedule = mode == internal::Scheduler::Mode::kReplay   ? "replay"
+                          : mode == internal::Scheduler::Mode::kRandom ? "random"
+                                                                       : "pct";
     }
     sim::set_crash_hook(&Campaign::hook, &c);
     try {
-      c.result.verbs = c.run_workload();
+      c.result.verbs = c.run_scheduled(sched ? &*sched : nullptr);
       sim::crash_now();  // the end of the run is a crash point too
     } catch (...) {
       sim::set_crash_hook(nullptr, nullptr);
-      sim::set_turnstile(nullptr, nullptr);
-      sync::g_spin_hook.store(nullptr, std::memory_order_release);
-      internal::Scheduler::active.store(nullptr, std::memory_order_release);
+      c.sched = nullptr;
       throw;
     }
     sim::set_crash_hook(nullptr, nullptr);
-    sim::set_turnstile(nullptr, nullptr);
-    sync::g_spin_hook.store(nullptr, std::memory_order_release);
-    internal::Scheduler::active.store(nullptr, std::memory_order_release);
-    if (sched) c.result.schedule_diverged = sched->diverged();
+    if (sched) {
+      c.result.schedule_diverged = sched->diverged();
+      c.result.schedule_stalls = sched->stalls();
+    }
     c.sched = nullptr;
     c.farm = nullptr;
     if (cfg.replay) c.result.replay_reached = c.result.images_checked > 0;

@@ -1,7 +1,13 @@
 // Controlled scheduling of multi-threaded campaigns (schedule.h).
 #include "schedule.h"
 
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "wire.h"
@@ -13,11 +19,32 @@ namespace {
 using Clock = std::chrono::steady_clock;
 thread_local int t_tid = -1;
 
-// How long a thread between two points is waited for before the threads
-// already waiting at a point are scheduled without it (it blocks on a mutex
-// or spins without sync::spin_wait, or the OS has not run it: 3 threads on
-// 2 cores wait for a time slice, longer on a loaded machine).
-constexpr auto kQuiescence = std::chrono::microseconds(1000);
+
+// A thread between two points that the OS reports running or runnable is
+// waited for (it computes, or waits for a time slice: 3 threads on 2 cores,
+// or a loaded machine); one that sleeps in the kernel (a futex: a mutex, a
+// condition variable) is not, since it moves only once a waiting thread
+// does. The stall limit bounds the wait for a thread that stays runnable
+// without reaching a point (a spin loop that does not call
+// sync::spin_wait): past it the grant is forced and counted as a stall.
+constexpr auto kStall = std::chrono::milliseconds(200);
+// The state of OS thread `tid` from /proc: 'R' running or runnable, 'S'
+// sleeping, 'D' in uninterruptible I/O (a page fault), ...; 0 when it is
+// gone.
+char os_thread_state(long tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  // "tid (comm) S ...": comm may contain ')' — the state follows the last.
+  const char* p = std::strrchr(buf, ')');
+  return p != nullptr && p[1] == ' ' && p[2] != 0 ? p[2] : 0;
+}
 // Replay: how long the recorded thread may take to reach its verb.
 constexpr auto kDiverged = std::chrono::seconds(2);
 
@@ -32,6 +59,8 @@ Scheduler::Scheduler(Mode mode, int threads, std::uint64_t seed, int depth, std:
       own_events_(static_cast<std::size_t>(threads), 0),
       others_seen_(static_cast<std::size_t>(threads), 0),
       priority_(static_cast<std::size_t>(threads), 0),
+      os_tid_(static_cast<std::size_t>(threads), 0),
+      arriving_(new std::atomic<std::uint8_t>[static_cast<std::size_t>(threads)]),
       replay_(std::move(replay)),
       last_event_(Clock::now()),
       last_issue_(last_event_) {
@@ -44,6 +73,7 @@ Scheduler::Scheduler(Mode mode, int threads, std::uint64_t seed, int depth, std:
   for (int t = 0; t < threads; ++t)
     priority_[static_cast<std::size_t>(t)] = d + perm[static_cast<std::size_t>(t)];
   lowest_ = d;
+  rng_ = wire::mix(rng ^ 0x5bd1e9955bd1e995ull);
   const std::uint64_t span = verbs_hint > 0 ? verbs_hint : 1000;
   for (int i = 0; i + 1 < d; ++i) change_at_.push_back((rng = wire::mix(rng)) % span);
   std::sort(change_at_.begin(), change_at_.end());
@@ -56,13 +86,17 @@ std::atomic<Scheduler*> Scheduler::active{nullptr};
 void Scheduler::spin_hook() {
   const int tid = t_tid;
   Scheduler* s = active.load(std::memory_order_acquire);
-  if (tid < 0 || s == nullptr) return;
+  if (tid < 0 || s == nullptr || s->gave_up()) return;
+  s->arrive(tid);
   {
     std::lock_guard<std::mutex> lk(s->mu_);
     // Eligible again only once another thread has moved.
-    s->others_seen_[static_cast<std::size_t>(tid)] = s->order_.size() - s->own_events_[static_cast<std::size_t>(tid)];
+    // (Another spinner's retry is not a move: two spinners that counted each
+    // other's retries would take turns forever while the thread they both
+    // wait for waits at a point.)
+    s->others_seen_[static_cast<std::size_t>(tid)] = s->moves_ - s->own_events_[static_cast<std::size_t>(tid)];
   }
-  s->pass(tid, 3);
+  if (!s->pass(tid, 3)) return;
   std::lock_guard<std::mutex> lk(s->mu_);
   s->record_locked(tid, kSpin);
   s->cv_.notify_all();
@@ -70,7 +104,10 @@ void Scheduler::spin_hook() {
 
 void Scheduler::record_locked(int tid, std::uint8_t flags) {
   order_.push_back(static_cast<std::uint8_t>(tid | flags | (forced_ ? kForced : 0)));
-  ++own_events_[static_cast<std::size_t>(tid)];
+  if ((flags & kSpin) == 0) {
+    ++moves_;
+    ++own_events_[static_cast<std::size_t>(tid)];
+  }
   in_flight_ = false;
   last_event_ = last_issue_ = Clock::now();
 }
@@ -78,11 +115,46 @@ void Scheduler::record_locked(int tid, std::uint8_t flags) {
 void Scheduler::turnstile(void* self) {
   const int tid = t_tid;
   if (tid < 0) return;  // not a workload thread
-  static_cast<Scheduler*>(self)->pass(tid, 1);
+  auto* s = static_cast<Scheduler*>(self);
+  if (s->gave_up()) return;
+  s->arrive(tid);
+  s->pass(tid, 1);
+}
+
+void Scheduler::note_stall_locked() {
+  if (++stalls_ < kMaxStalls) return;
+  gave_up_.store(true, std::memory_order_relaxed);
+  cv_.notify_all();
+}
+
+void Scheduler::arrive(int tid) {
+  // ORDER: set before mu_ is taken, read under mu_: a thread blocked on
+  // mu_ on its way to a point is not mistaken for one blocked elsewhere.
+  arriving_[static_cast<std::size_t>(tid)].store(1, std::memory_order_seq_cst);
+}
+
+bool Scheduler::settled_locked(int& running) {
+  running = 0;
+  for (int t = 0; t < threads_; ++t) {
+    const auto i = static_cast<std::size_t>(t);
+    if (done_[i] != 0 || waiting_[i] != 0) continue;
+    if (os_tid_[i] == 0) {
+      ++running;  // not started yet
+      continue;
+    }
+    const char st = os_thread_state(os_tid_[i]);
+    // ORDER: the flag is read after the state: a thread seen asleep on
+    // mu_ set its flag before it took mu_, so the flag shows it; read
+    // before, a thread that arrived in between would pass for a sleeper.
+    if ((st != 'S' && st != 0) || arriving_[i].load(std::memory_order_seq_cst) != 0) ++running;
+  }
+  return running == 0;
 }
 
 void Scheduler::op_start(int tid) {
-  pass(tid, 2);
+  if (gave_up()) return;
+  arrive(tid);
+  if (!pass(tid, 2)) return;
   // No verb follows this grant: the operation start is its own event.
   std::lock_guard<std::mutex> lk(mu_);
   record_locked(tid, kOpStart);
@@ -101,54 +173,86 @@ int Scheduler::choose_locked() {
   }
   if (waiting == 0) return -1;
   const auto now = Clock::now();
+  // Quiescence: every live thread waits at a point or sleeps in the kernel.
+  // Only then is what runs until the next point the granted thread alone,
+  // and the schedule decides the interleaving.
+  int running = 0;
+  const bool settled = waiting == live || settled_locked(running);
+  const bool stalled = !settled && now - last_event_ >= kStall;
   if (mode_ == Mode::kReplay && !diverged_ && order_.size() < replay_.size()) {
     const std::uint8_t e = replay_[order_.size()];
     const int want = e & kThread;
     const std::uint8_t kind = (e & kOpStart) != 0 ? 2 : (e & kSpin) != 0 ? 3 : 1;
-    // Where the recording waited for every thread to reach a point, so
-    // does the replay: only then is the stretch before it the same.
-    const bool ready = (e & kForced) != 0 || waiting == live;
-    if (want < threads_ && waiting_[static_cast<std::size_t>(want)] == kind && ready) {
-      forced_ = (e & kForced) != 0;
+    // The replay waits for quiescence as the recording did, so the stretch
+    // before each grant is the same.
+    if (want < threads_ && waiting_[static_cast<std::size_t>(want)] == kind && (settled || stalled)) {
+      forced_ = waiting < live;
+      if (stalled) note_stall_locked();
       return want;
     }
     if (want < threads_ && done_[static_cast<std::size_t>(want)] == 0 && now - last_issue_ < kDiverged) return -1;
     diverged_ = true;  // the recorded thread is gone or never comes: run on unordered
     diverged_at_ = order_.size();
   }
-  // PCT: wait briefly for threads between verbs, then the highest priority.
-  if (waiting < live && now - last_event_ < kQuiescence) return -1;
+  if (!settled && !stalled) return -1;
+  if (stalled) note_stall_locked();
   forced_ = waiting < live;
   // A spinner may go again only once another thread has moved; if nobody
-  // else can go, the highest-priority spinner goes anyway (its wait may end
-  // through a thread that is between points).
+  // else can go, the highest-priority spinner goes anyway (its wait ends
+  // through a thread asleep in the kernel, or it gives its turn away again).
   auto pick = [&](bool spinners_need_progress) {
     int best = -1;
     for (int t = 0; t < threads_; ++t) {
       const auto i = static_cast<std::size_t>(t);
       if (waiting_[i] == 0) continue;
-      if (spinners_need_progress && waiting_[i] == 3 && order_.size() - own_events_[i] <= others_seen_[i]) continue;
+      if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] <= others_seen_[i]) continue;
       if (best < 0 || priority_[i] > priority_[static_cast<std::size_t>(best)]) best = t;
     }
     return best;
   };
+  if (mode_ == Mode::kRandom) {
+    // Uniform among the eligible threads (spinners only after a move).
+    auto draw = [&](bool spinners_need_progress) {
+      int n = 0, chosen = -1;
+      for (int t = 0; t < threads_; ++t) {
+        const auto i = static_cast<std::size_t>(t);
+        if (waiting_[i] == 0) continue;
+        if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] <= others_seen_[i]) continue;
+        // Reservoir sampling: the n-th eligible thread replaces the choice with probability 1/n.
+        if ((rng_ = wire::mix(rng_)) % static_cast<std::uint64_t>(++n) == 0) chosen = t;
+      }
+      return chosen;
+    };
+    int c = draw(true);
+    if (c < 0) {
+      c = draw(false);
+      forced_ = true;
+    }
+    return c;
+  }
   int best = pick(true);
   if (best < 0) {
-    if (now - last_event_ < kQuiescence) return -1;
     best = pick(false);
     forced_ = true;
   }
   return best;
 }
 
-void Scheduler::pass(int tid, std::uint8_t kind) {
+bool Scheduler::pass(int tid, std::uint8_t kind) {
   std::unique_lock<std::mutex> lk(mu_);
-  waiting_[static_cast<std::size_t>(tid)] = kind;
+  const auto me = static_cast<std::size_t>(tid);
+  if (os_tid_[me] == 0) os_tid_[me] = static_cast<long>(::syscall(SYS_gettid));
+  waiting_[me] = kind;
+  arriving_[me].store(0, std::memory_order_seq_cst);
   last_event_ = Clock::now();
   cv_.notify_all();
   for (;;) {
     if (granted_ == tid) break;
-    if (!in_flight_ && granted_ < 0) {
+    if (gave_up_.load(std::memory_order_relaxed)) {
+      waiting_[me] = 0;
+      return false;
+    }
+    if (!in_flight_ && !at_point_ && granted_ < 0) {
       const int c = choose_locked();
       if (c >= 0) {
         granted_ = c;
@@ -163,15 +267,21 @@ void Scheduler::pass(int tid, std::uint8_t kind) {
   // thread's verb is issued (issued(), under the simulator lock).
   granted_ = -1;
   waiting_[static_cast<std::size_t>(tid)] = 0;
+  return true;
 }
 
 void Scheduler::issued(std::uint64_t) {
   const int tid = t_tid;
-  if (tid < 0) return;
+  if (tid < 0 || gave_up()) return;
   std::lock_guard<std::mutex> lk(mu_);
+  if (gave_up()) {  // the grant in flight is the last one
+    in_flight_ = false;
+    return;
+  }
   const std::uint64_t k = verb_pos_.size();
   verb_pos_.push_back(order_.size());
   record_locked(tid, 0);
+  at_point_ = true;
   // PCT change point: the thread that issued verb k drops to the bottom.
   while (!change_at_.empty() && change_at_.front() <= k) {
     change_at_.erase(change_at_.begin());
@@ -180,9 +290,20 @@ void Scheduler::issued(std::uint64_t) {
   cv_.notify_all();
 }
 
+void Scheduler::point_done() {
+  if (t_tid < 0) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!at_point_) return;
+  at_point_ = false;
+  last_event_ = Clock::now();  // the stall limit counts from here
+  cv_.notify_all();
+}
+
 void Scheduler::finish(int tid) {
+  arrive(tid);
   std::lock_guard<std::mutex> lk(mu_);
   done_[static_cast<std::size_t>(tid)] = 1;
+  arriving_[static_cast<std::size_t>(tid)].store(0, std::memory_order_seq_cst);
   last_event_ = Clock::now();
   cv_.notify_all();
 }

@@ -3,11 +3,15 @@
 // point and image; each broken variant is caught and its replay reproduces
 // the violation.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/sanitizer.h"
 #include "common/scale.h"
@@ -158,7 +162,9 @@ TEST(Campaign, BadConfigurationIsRejected) {
 // threads interleave between its verbs. Its threads never wait for each
 // other, so a scheduled run executes one thread at a time between
 // scheduling points and the recorded schedule pins the interleaving down:
-// the replay line reproduces the violation exactly, every time.
+// the replay line reproduces the violation exactly, every time — also on a
+// machine whose cores are all busy (the scheduler waits for a thread the OS
+// keeps off the CPU instead of running ahead without it).
 struct RacyRoot {
   static constexpr std::uint32_t kTypeTag = 0x7e57a010;
   static constexpr std::uint32_t kTypeVersion = 1;
@@ -222,20 +228,43 @@ TEST(Campaign, AScheduledRunsViolationReplaysExactlyFromItsReplayLine) {
   const auto& v = r.details.front();
   ASSERT_FALSE(v.verb_order.empty());
   EXPECT_NE(v.replay.find("--verb-order " + v.verb_order), std::string::npos) << v.replay;
+  // One seed, one run: the same schedule and the same first violation.
+  {
+    auto r2 = fc::run_campaign(info, cfg);
+    ASSERT_TRUE(r2.error.empty()) << r2.error;
+    EXPECT_EQ(r2.verbs, r.verbs);
+    EXPECT_EQ(r2.schedule_stalls, 0u);
+    ASSERT_GE(r2.violations, 1u);
+    EXPECT_EQ(r2.details.front().verb_order, v.verb_order);
+  }
   fc::CampaignConfig again = cfg;
   again.verb_order = v.verb_order;
   again.replay = fc::CampaignConfig::Replay{v.k, v.image};
-  // (A thread the OS keeps off the CPU for longer than the quiescence
-  // window makes a recording's stretch concurrent: on a loaded machine one
-  // replay in three may miss.)
+  // Load: one busy process per core (and one more) competes with the
+  // campaign's threads for the whole replay.
+  std::vector<pid_t> hogs;
+  for (int i = 0; i < 3; ++i) {
+    const pid_t p = ::fork();
+    ASSERT_GE(p, 0);
+    if (p == 0) {
+      for (std::atomic<std::uint64_t> x{0};;) x.fetch_add(1, std::memory_order_relaxed);
+    }
+    hogs.push_back(p);
+  }
   int reproduced = 0;
   for (int i = 0; i < 3; ++i) {
     auto rr = fc::run_campaign(info, again);
-    ASSERT_TRUE(rr.error.empty()) << rr.error;
+    EXPECT_TRUE(rr.error.empty()) << rr.error;
     EXPECT_EQ(rr.schedule, "replay");
+    EXPECT_FALSE(rr.schedule_diverged);
+    EXPECT_EQ(rr.schedule_stalls, 0u);
     if (rr.violations == 1 && rr.details.front().reason == v.reason) ++reproduced;
   }
-  EXPECT_GE(reproduced, 2) << v.replay;
+  for (pid_t p : hogs) {
+    ::kill(p, SIGKILL);
+    ::waitpid(p, nullptr, 0);
+  }
+  EXPECT_EQ(reproduced, 3) << v.replay;
   // A malformed or foreign schedule is a usage error.
   again.verb_order = "a3x";
   EXPECT_THROW(fc::run_campaign(info, again), std::invalid_argument);

@@ -103,6 +103,7 @@ class FcInplace {
         lock_.store(false, std::memory_order_release);
         continue;
       }
+      sync::spin_wait();  // waits for the combiner: a scheduling point in crash campaigns
       if (++spins < 256) sync::cpu_relax();
       else std::this_thread::yield();
     }

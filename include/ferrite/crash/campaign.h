@@ -110,14 +110,16 @@ struct CampaignConfig {
   // Crash points during pmem::Pool::create and Subject::create as well (k
   // counts from the pool's creation; the simulator is never settled).
   bool crash_create = false;
-  // Multi-threaded runs (2..26 threads): kPct schedules the threads at
-  // persistence verbs and operation starts (src/crash/schedule.h: random
-  // priorities from the seed, pct_depth - 1 priority change points) and
-  // records the schedule, so that each violation's replay line carries it;
-  // kFree (the default) leaves the interleaving to the OS, which finds the
-  // races that need true parallelism (PWFcomb's helpers) more often.
+  // Multi-threaded runs (2..26 threads) are scheduled: one thread at a time
+  // runs between scheduling points (persistence verbs, operation starts,
+  // spin-wait retries; src/crash/schedule.h), and the schedule is recorded,
+  // so that each violation's replay line reproduces it exactly. kRandom
+  // (the default) draws the next thread from the seed at every point;
+  // kPct gives threads random priorities with pct_depth - 1 change points;
+  // kFree leaves the interleaving to the OS (true parallelism, no replay of
+  // the interleaving).
   // `verb_order` (from a replay line) enforces a recorded schedule.
-  enum class Schedule { kFree, kPct } schedule = Schedule::kFree;
+  enum class Schedule { kFree, kPct, kRandom } schedule = Schedule::kRandom;
   int pct_depth = 3;
   std::string verb_order;
   // The restarted machine opens each image with PoolOptions::recover =
@@ -158,8 +160,9 @@ struct CampaignResult {
   std::uint64_t nested_images = 0;    // images checked after crashes during recovery
   std::uint64_t worker_restarts = 0;  // restarted machines that died (each one a violation)
   std::uint64_t create_points = 0;    // crash points inside create (crash_create)
-  std::string schedule = "free";      // "free", "pct" or "replay"
+  std::string schedule = "free";      // "free", "pct", "random" or "replay"
   bool schedule_diverged = false;     // replay: the recorded verb order could not be followed
+  std::uint64_t schedule_stalls = 0;  // scheduled: grants forced because a thread stayed runnable between points
   std::uint64_t violations = 0;
   std::uint64_t inconclusive = 0;
   std::map<std::string, std::uint64_t> engines;  // checker engine -> images
