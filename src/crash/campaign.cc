@@ -25,6 +25,7 @@
 #include <unordered_set>
 
 #include "farm.h"
+#include "ferrite/crash/sites.h"
 #include "schedule.h"
 #include "ferrite/crash/history.h"
 #include "ferrite/crash/model.h"
@@ -332,7 +333,7 @@ struct PoolFile {
     ::unlink(path.c_str());
     pmem::PoolOptions opts;
     opts.backend.kind = persist::BackendConfig::Kind::kSim;
-    opts.arenas = std::max(cfg.threads, 1) + 1;
+    opts.arenas = std::max(cfg.instance_size(), 1) + 1;
     pool = pmem::Pool::create(path, cfg.pool_size, opts);
   }
   ~PoolFile() {
@@ -361,6 +362,8 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   if (cfg.recovery_crash_depth > 0)
     c += " --crash-recovery " + std::to_string(cfg.recovery_crash_depth) + " --recovery-crash-points " +
          std::to_string(cfg.recovery_crash_points) + " --recovery-crash-images " + std::to_string(cfg.recovery_crash_images);
+  if (cfg.instance_threads > cfg.threads) c += " --instance-threads " + std::to_string(cfg.instance_threads);
+  for (const auto& m : cfg.mutate_sites) c += " --mutate-site " + m;
 
   return c + " --replay " + std::to_string(k) + ":" + std::to_string(image);
 }
@@ -386,6 +389,11 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     for (const auto& m : model_names()) known += (known.empty() ? "" : ", ") + m;
     throw std::invalid_argument("crash campaign: unknown persistency model '" + cfg.model + "' (known: " + known + ")");
   }
+  if (cfg.instance_threads < 0 || cfg.instance_threads > 64)
+    throw std::invalid_argument("crash campaign: instance threads must be in [0, 64]");
+  // Before the farm forks: its workers inherit the suppression (and record
+  // into the shared call-site table when it is enabled).
+  if (!cfg.mutate_sites.empty() || sites::enabled()) sites::set_suppressed(cfg.mutate_sites);  // throws on a bad spec
   enable_sim();
   sim::set_model(cfg.model);
   Campaign c(info, cfg);
@@ -404,9 +412,11 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     std::uint64_t dry_verbs = 0;
     if (points != 0 && !cfg.replay) {
       // Dry run: how many verbs does the workload issue?
+      sites::set_phase(sites::Phase::kCreate);
       PoolFile pf(cfg);
       auto subject = info.make();
-      subject->create(*pf.pool, cfg.threads);
+      subject->create(*pf.pool, cfg.instance_size());
+      sites::set_phase(sites::Phase::kRun);
       sim::settle();
       c.pool = pf.pool.get();
       c.subject = subject.get();
@@ -444,9 +454,11 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     }
     if (cfg.crash_create) {
       // The initial abstract state, for crash points inside create.
+      sites::set_phase(sites::Phase::kCreate);
       PoolFile pf(cfg);
       auto subject = info.make();
-      subject->create(*pf.pool, cfg.threads);
+      subject->create(*pf.pool, cfg.instance_size());
+      sites::set_phase(sites::Phase::kRun);
       c.initial = subject->observe();
       c.history.reset(cfg.threads, 1);
       c.phase = internal::Phase::kCreatePool;
@@ -455,10 +467,12 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     std::optional<PoolFile> pf;
     std::unique_ptr<Subject> subject;
     try {
+      sites::set_phase(sites::Phase::kCreate);
       pf.emplace(cfg);
       c.phase = internal::Phase::kCreateStructure;
       subject = info.make();
-      subject->create(*pf->pool, cfg.threads);
+      subject->create(*pf->pool, cfg.instance_size());
+      sites::set_phase(sites::Phase::kRun);
       c.phase = internal::Phase::kRun;
     } catch (...) {
       sim::set_crash_hook(nullptr, nullptr);

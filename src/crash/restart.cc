@@ -40,6 +40,7 @@
 #include "ferrite/crash/checker.h"
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/sim.h"
+#include "ferrite/crash/sites.h"
 #include "ferrite/pmem/pool.h"
 #include "wire.h"
 
@@ -193,7 +194,7 @@ class Machine {
   pmem::PoolOptions options() const {
     pmem::PoolOptions o;
     o.backend.kind = persist::BackendConfig::Kind::kSim;
-    o.arenas = std::max(cfg_.threads, 1) + 1;
+    o.arenas = std::max(cfg_.instance_size(), 1) + 1;
     o.recover = cfg_.recover_pool;
     return o;
   }
@@ -202,6 +203,7 @@ class Machine {
   // image legitimately holds no pool (pool-create phase).
   bool recover(const JobCtx& j, const std::string& path, Outcome& o, std::unique_ptr<pmem::Pool>& pool,
                std::unique_ptr<Subject>& subject) const {
+    sites::set_phase(sites::Phase::kRecover);
     try {
       pool = pmem::Pool::open(path, options());
     } catch (const pmem::PoolError& e) {
@@ -210,10 +212,10 @@ class Machine {
     }
     subject = info_.make();
     if (j.phase != Phase::kRun && !subject->has_structure(*pool)) {
-      subject->create(*pool, cfg_.threads);
+      subject->create(*pool, cfg_.instance_size());
       o.recreated = true;
     } else {
-      subject->recover(*pool, cfg_.threads);
+      subject->recover(*pool, cfg_.instance_size());
     }
     o.s0 = subject->observe();
     if (detectable_ && !buffered_) {
@@ -228,6 +230,7 @@ class Machine {
   // later — a free list, a tail pointer — fails here).
   void post_ops(const JobCtx& j, int index, Subject& subject, Outcome& o) const {
     if (cfg_.post_ops == 0) return;
+    sites::set_phase(sites::Phase::kPost);
     State st = detectable_ && !buffered_ ? o.s1 : o.s0;
     std::vector<std::uint64_t> seq = j.next_seq;
     std::uint64_t rng = wire::mix(cfg_.seed ^ wire::mix(j.k + 0x5bd1e995) ^ (static_cast<std::uint64_t>(index) << 40));

@@ -3,6 +3,7 @@
 // and which images a crash may leave is the model's (crash/model.h,
 // model*.cc).
 #include "ferrite/crash/sim.h"
+#include "ferrite/crash/sites.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -285,7 +286,8 @@ void v_join() { sim_verb(persist::Verb::kJoinStrand); }
 void v_new_strand() { sim_verb(persist::Verb::kNewStrand); }
 
 const persist::Backend kTable{"sim",    &sim_pwb,      &v_pfence, &v_psync, &v_ofence, &v_dfence,
-                              &v_barrier, &v_new_strand, &v_join,   &sim_declare_store};
+                              &v_barrier, &v_new_strand, &v_join,   &sim_declare_store,
+                              &sites::on_site};
 
 [[noreturn]] void sys_fail(const char* what) {
   throw std::system_error(errno, std::generic_category(), std::string("crash simulator: ") + what);

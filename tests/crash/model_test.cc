@@ -120,7 +120,8 @@ TEST(Models, PfenceOnX86MakesEarlierWriteBacksDurable) {
   // new_strand is no fence.
   SimRange r("x86");
   int i = 0;
-  for (auto fence : {&fp::ofence, &fp::persist_barrier, &fp::dfence, &fp::join_strand}) {
+  for (auto fence : {+[] { fp::ofence(); }, +[] { fp::persist_barrier(); }, +[] { fp::dfence(); },
+                     +[] { fp::join_strand(); }}) {
     r.store(static_cast<std::size_t>(i), 9);
     fp::pwb(r.line(static_cast<std::size_t>(i)));
     fence();

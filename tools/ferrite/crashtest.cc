@@ -23,6 +23,7 @@
 
 #include "ferrite/cli.h"
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/mutate.h"
 #include "ferrite/crash/model.h"
 
 namespace {
@@ -48,6 +49,9 @@ struct Opts {
   bool crash_create = false;
   std::string schedule = "random", verb_order;
   int pct_depth = fc::CampaignConfig{}.pct_depth;
+  bool mutate = false;
+  std::vector<std::string> mutate_sites;
+  int instance_threads = 0;
 };
 
 // The models a run covers: --model all = every model the variant claims.
@@ -163,6 +167,8 @@ fc::CampaignConfig config_of(const Opts& o) {
                                         : fc::CampaignConfig::Schedule::kFree;
   c.pct_depth = o.pct_depth;
   c.verb_order = o.verb_order;
+  c.mutate_sites = o.mutate_sites;
+  c.instance_threads = o.instance_threads;
   if (o.checker_budget > 0) c.check.node_budget = o.checker_budget;
   if (!o.replay.empty()) {
     const auto colon = o.replay.find(':');
@@ -192,6 +198,87 @@ fc::CampaignConfig config_of(const Opts& o) {
     };
   }
   return c;
+}
+
+std::string hits_text(const fc::sites::Site& s) {
+  std::string t;
+  for (int p = 0; p < fc::sites::kPhases; ++p)
+    if (s.hits[static_cast<std::size_t>(p)] > 0)
+      t += (t.empty() ? "" : ", ") + std::string(fc::sites::phase_name(static_cast<fc::sites::Phase>(p))) + " " +
+           std::to_string(s.hits[static_cast<std::size_t>(p)]);
+  return t;
+}
+
+// --mutate: every call site, suppressed one at a time (crash/mutate.h).
+// Exit 0 when every site is caught, 1 when some is not (or the unmutated
+// campaign fails), 2 usage.
+void run_mutate(const Opts& o, const fc::SubjectInfo& s) {
+  if (o.model == "all") usage("--mutate runs one model at a time (give --model abstract or x86)");
+  if (!o.replay.empty() || !o.mutate_sites.empty() || !o.verb_order.empty())
+    usage("--mutate chooses its own sites and crash points: drop --replay, --mutate-site and --verb-order");
+  Opts q = o;
+  q.quiet = true;
+  fc::CampaignConfig cfg = config_of(q);
+  fc::MutationResult m;
+  try {
+    m = fc::run_mutation(s, cfg, [&](std::size_t i, std::size_t n, const fc::SiteVerdict& v) {
+      if (!o.quiet)
+        std::fprintf(stderr, "mutate: %zu/%zu %s %s (%.1f s)\n", i, n, v.site.id().c_str(), v.how.c_str(), v.seconds);
+    });
+  } catch (const std::invalid_argument& e) {
+    usage(e.what());
+  }
+  if (o.json) {
+    Json sites = Json::array();
+    for (const auto& v : m.sites) {
+      Json hits = Json::object();
+      for (int p = 0; p < fc::sites::kPhases; ++p)
+        hits[fc::sites::phase_name(static_cast<fc::sites::Phase>(p))] = v.site.hits[static_cast<std::size_t>(p)];
+      sites.push_back({{"site", v.site.id()},
+                       {"file", v.site.file},
+                       {"line", v.site.line},
+                       {"column", v.site.column},
+                       {"verb", std::string(ferrite::persist::verb_name(v.site.verb))},
+                       {"function", v.site.function},
+                       {"hits", hits},
+                       {"verdict", v.caught ? "caught" : "not caught"},
+                       {"how", v.how},
+                       {"property", v.property},
+                       {"reason", v.reason},
+                       {"replay", v.replay},
+                       {"suppressed", v.suppressed},
+                       {"images", v.images},
+                       {"seconds", v.seconds}});
+    }
+    Json j{{"structure", m.structure}, {"variant", m.variant},     {"model", m.model},
+           {"sites", sites},           {"caught", m.caught},       {"total", m.sites.size()},
+           {"score", m.sites.empty() ? 0.0 : static_cast<double>(m.caught) / static_cast<double>(m.sites.size())},
+           {"seconds", m.seconds},     {"baseline", to_json(s, m.baseline)}};
+    if (!m.error.empty()) j["error"] = m.error;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s/%s [%s]: mutation testing of %zu persistence call site(s) (baseline: %llu crash points, %llu "
+                "images, 0 violations)\n",
+                m.structure.c_str(), m.variant.c_str(), m.model.c_str(), m.sites.size(),
+                static_cast<unsigned long long>(m.baseline.crash_points),
+                static_cast<unsigned long long>(m.baseline.images_checked));
+    for (const auto& v : m.sites) {
+      std::printf("  %-11s %s  [%s]\n", v.caught ? "caught" : v.how.c_str(), v.site.id().c_str(),
+                  hits_text(v.site).c_str());
+      if (v.caught && !v.replay.empty()) std::printf("      %s: %s\n      replay: %s\n", v.property.c_str(),
+                                                      v.reason.substr(0, 160).c_str(), v.replay.c_str());
+      if (v.how == "error") std::printf("      error: %s\n", v.reason.c_str());
+    }
+    if (m.error.empty())
+      std::printf("score: %zu/%zu sites caught (%.0f%%) in %.1f s\n", m.caught, m.sites.size(),
+                  m.sites.empty() ? 0.0 : 100.0 * static_cast<double>(m.caught) / static_cast<double>(m.sites.size()),
+                  m.seconds);
+  }
+  if (!m.error.empty()) {
+    std::fprintf(stderr, "ferrite crashtest --mutate: %s\n", m.error.c_str());
+    throw ferrite::cli::Exit{1};
+  }
+  throw ferrite::cli::Exit{m.caught == m.sites.size() ? 0 : 1};
 }
 
 void run_list(const Opts& o) {
@@ -320,6 +407,15 @@ void setup_crashtest(CLI::App* sub) {
                   "Exact checker: search nodes per image before it gives up (inconclusive; default 20000)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   sub->add_option("--replay", o->replay, "Replay one crash point and image: K:IMAGE (from a violation)");
+  sub->add_flag("--mutate", o->mutate,
+                "Mutation testing: run the campaign once per persistence call site with that site's verbs suppressed; "
+                "report each site caught or not caught (exit 0 only if every site is caught)");
+  sub->add_option("--mutate-site", o->mutate_sites,
+                  "Suppress the verbs of this call site, FILE:LINE[:COL][:VERB] (repeatable; from a --mutate replay line)");
+  sub->add_option("--instance-threads", o->instance_threads,
+                  "Size the instance for this many threads (more than --threads: per-thread response and tag words "
+                  "on lines the workload does not touch)")
+      ->check(CLI::Range(0, 64));
   sub->add_flag("--json", o->json, "Machine-readable output");
   sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
   sub->callback([o] {
@@ -342,6 +438,7 @@ void setup_crashtest(CLI::App* sub) {
       for (const auto& m : fc::model_names()) known += " " + m;
       usage("unknown --model '" + o->model + "' (known:" + known + ", or all)");
     }
+    if (o->mutate) run_mutate(*o, *s);
     std::uint64_t violations = 0, inconclusive = 0;
     std::string error;
     Json out = Json::array();

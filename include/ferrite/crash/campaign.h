@@ -35,11 +35,9 @@
 //      The run then continues.
 //   5. Every violation carries a one-line replay command.
 //
-// Determinism: the workload (next_op streams), the crash points and the
-// images are functions of the seed. With one thread a replay reproduces the
-// exact crash point and image; with several threads the interleaving is up
-// to the scheduler, so a replay re-crashes at the same k with the same image
-// choice but not necessarily the same state.
+// Determinism: the workload (next_op streams), the crash points, the
+// images and (scheduled runs, the default) the interleaving are functions of
+// the seed; a replay line reproduces its violation.
 //
 // Thread safety: one campaign per process at a time (the simulator models
 // one pool).
@@ -127,6 +125,15 @@ struct CampaignConfig {
   // subject's recover(); false leaves the heap as open() finds it (every
   // block allocated) for a subject that recovers the heap by hand.
   bool recover_pool = true;
+  // The instance is created (and recovered) for this many threads when it
+  // is more than `threads` (0: `threads`): per-thread areas of a record —
+  // PBcomb's responses and tags — then span more cache lines than the
+  // workload's threads touch (mutation testing's layouts).
+  int instance_threads = 0;
+  int instance_size() const { return instance_threads > threads ? instance_threads : threads; }
+  // Mutation testing (crash/sites.h): verbs issued from these call sites
+  // ("FILE:LINE[:COL][:VERB]") are suppressed, in the run and in recovery.
+  std::vector<std::string> mutate_sites;
   // Called after each crash point from the crashing thread (throttle it).
   std::function<void(const CampaignProgress&)> progress;
 };

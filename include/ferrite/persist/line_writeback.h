@@ -23,12 +23,13 @@ namespace ferrite::persist {
 // allocation needs; a line revisited later is written back again (harmless).
 class LineWriteback {
  public:
-  void add(const void* p, std::size_t n) {
+  // The write-backs carry the caller's site (persist.h).
+  void add(const void* p, std::size_t n, const Site& where = Site::current()) {
     auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{kCacheLine - 1};
     const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
     for (; a < end; a += kCacheLine) {
       if (a == last_) continue;
-      pwb(reinterpret_cast<const void*>(a));
+      pwb(reinterpret_cast<const void*>(a), where);
       last_ = a;
     }
   }

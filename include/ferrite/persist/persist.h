@@ -24,6 +24,13 @@
 //                 (and optionally per pwb) to emulate slower media
 //   sim           the crash simulator (crash/sim.h) installs its own table
 //
+// Call sites. Every verb takes a defaulted std::source_location: the line
+// that issued it (for wrappers such as persist_range and LineWriteback, the
+// wrapper's caller). Hardware backends ignore it — it costs one not-taken
+// branch per verb (bench/micro_verbs.cc measures it). The crash simulator
+// records each site and can suppress one at run time: the mutation testing
+// of `ferrite crashtest --mutate` (crash/sites.h).
+//
 // Counters. Every verb is counted per thread in a cache-padded slot (one pwb
 // per cache line written back), whatever the backend — including `off`, so
 // a benchmark with persistence off still reports what it would have issued.
@@ -37,6 +44,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -79,6 +87,10 @@ struct Backend {
   void (*new_strand)();
   void (*join_strand)();
   void (*declare_store)(const void* p, std::size_t n);  // nullptr: ignore
+  // nullptr on every backend but the crash simulator's: sees the call site
+  // of each verb before it is issued; false suppresses the verb (neither
+  // counted nor issued).
+  bool (*site)(const std::source_location& where, Verb v) = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -155,23 +167,30 @@ inline void count(Verb v, std::uint64_t k = 1) {
 
 // --------------------------------------------------------------- the verbs
 
-inline void pwb(const void* p, std::size_t n) {
+using Site = std::source_location;
+
+inline void pwb(const void* p, std::size_t n, const Site& where = Site::current()) {
   if (n == 0) return;
   auto a = reinterpret_cast<std::uintptr_t>(p) & ~(kCacheLine - 1);
   const auto end = reinterpret_cast<std::uintptr_t>(p) + n;
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->site != nullptr && !b->site(where, Verb::kPwb)) [[unlikely]]
+    return;
   std::uint64_t lines = 0;
   for (; a < end; a += kCacheLine, ++lines) b->pwb_line(reinterpret_cast<const void*>(a));
   detail::count(Verb::kPwb, lines);
 }
-inline void pwb(const void* p) { pwb(p, 1); }
+inline void pwb(const void* p, const Site& where = Site::current()) { pwb(p, 1, where); }
 template <class T>
-inline void pwb_object(const T* p) { pwb(p, sizeof(T)); }
+inline void pwb_object(const T* p, const Site& where = Site::current()) { pwb(p, sizeof(T), where); }
 
-#define FERRITE_PERSIST_VERB(fn, verb)                              \
-  inline void fn() {                                                \
-    detail::count(Verb::verb);                                      \
-    detail::g_backend.load(std::memory_order_relaxed)->fn();        \
+#define FERRITE_PERSIST_VERB(fn, verb)                                \
+  inline void fn(const Site& where = Site::current()) {               \
+    const Backend* b = detail::g_backend.load(std::memory_order_relaxed); \
+    if (b->site != nullptr && !b->site(where, Verb::verb)) [[unlikely]]   \
+      return;                                                         \
+    detail::count(Verb::verb);                                        \
+    b->fn();                                                          \
   }
 FERRITE_PERSIST_VERB(pfence, kPfence)
 FERRITE_PERSIST_VERB(psync, kPsync)
@@ -196,9 +215,10 @@ inline void declare_store(const void* p, std::size_t n) {
 }
 
 // Convenience: pwb over the range, then psync.
-inline void persist_range(const void* p, std::size_t n) {
-  pwb(p, n);
-  psync();
+// Both verbs carry the caller's site.
+inline void persist_range(const void* p, std::size_t n, const Site& where = Site::current()) {
+  pwb(p, n, where);
+  psync(where);
 }
 
 }  // namespace ferrite::persist
