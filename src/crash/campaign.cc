@@ -31,6 +31,7 @@
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/sim.h"
 #include "ferrite/persist/persist.h"
+#include "ferrite/pmem/layout.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/backoff.h"
 #include "wire.h"
@@ -335,6 +336,19 @@ struct PoolFile {
     opts.backend.kind = persist::BackendConfig::Kind::kSim;
     opts.arenas = std::max(cfg.instance_size(), 1) + 1;
     pool = pmem::Pool::create(path, cfg.pool_size, opts);
+    if (cfg.dirty_heap) {
+      // A used pool: every heap chunk holds old bytes (a pattern no
+      // structure writes), durable before anything is created in it. Only
+      // the chunk area: the header and chunk map stay as create wrote them.
+      auto* base = static_cast<unsigned char*>(pool->base());
+      const std::uint64_t chunks = pmem::layout::heap_chunk_count(pool->size());
+      const std::uint64_t off = pmem::layout::heap_offset_for(chunks);
+      for (std::uint64_t i = off; i < off + chunks * pmem::layout::kChunkSize; i += 8) {
+        const std::uint64_t garbage = mix(i ^ 0xd1e7d1e7d1e7d1e7ull) | 1;  // odd: never a valid offset or pointer
+        std::memcpy(base + i, &garbage, 8);
+      }
+      sim::settle(/*keep_count=*/true);  // crash_create numbers its crash points from the pool's creation
+    }
   }
   ~PoolFile() {
     pool.reset();
@@ -363,6 +377,7 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
     c += " --crash-recovery " + std::to_string(cfg.recovery_crash_depth) + " --recovery-crash-points " +
          std::to_string(cfg.recovery_crash_points) + " --recovery-crash-images " + std::to_string(cfg.recovery_crash_images);
   if (cfg.instance_threads > cfg.threads) c += " --instance-threads " + std::to_string(cfg.instance_threads);
+  if (cfg.dirty_heap) c += " --dirty-heap";
   for (const auto& m : cfg.mutate_sites) c += " --mutate-site " + m;
 
   return c + " --replay " + std::to_string(k) + ":" + std::to_string(image);

@@ -557,7 +557,7 @@ std::uint64_t verbs() {
   return g().k;
 }
 
-void settle() {
+void settle(bool keep_count) {
   Sim& s = g();
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.base == nullptr) return;
@@ -566,7 +566,7 @@ void settle() {
   track_all_clean(s);
   std::memcpy(s.media.get(), s.base, s.size);
   s.run->settle();
-  s.k = 0;
+  if (!keep_count) s.k = 0;
 }
 
 Line media_line(const void* p) {

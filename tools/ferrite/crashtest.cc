@@ -52,6 +52,7 @@ struct Opts {
   bool mutate = false;
   std::vector<std::string> mutate_sites;
   int instance_threads = 0;
+  bool dirty_heap = false;
 };
 
 // The models a run covers: --model all = every model the variant claims.
@@ -169,6 +170,7 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.verb_order = o.verb_order;
   c.mutate_sites = o.mutate_sites;
   c.instance_threads = o.instance_threads;
+  c.dirty_heap = o.dirty_heap;
   if (o.checker_budget > 0) c.check.node_budget = o.checker_budget;
   if (!o.replay.empty()) {
     const auto colon = o.replay.find(':');
@@ -416,6 +418,8 @@ void setup_crashtest(CLI::App* sub) {
                   "Size the instance for this many threads (more than --threads: per-thread response and tag words "
                   "on lines the workload does not touch)")
       ->check(CLI::Range(0, 64));
+  sub->add_flag("--dirty-heap", o->dirty_heap,
+                "Fill the new pool's heap with durable garbage before the structure is created (a used pool)");
   sub->add_flag("--json", o->json, "Machine-readable output");
   sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
   sub->callback([o] {

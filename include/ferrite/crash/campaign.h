@@ -130,6 +130,11 @@ struct CampaignConfig {
   // PBcomb's responses and tags — then span more cache lines than the
   // workload's threads touch (mutation testing's layouts).
   int instance_threads = 0;
+  // Fill the heap's chunks with garbage (durable) right after the pool is
+  // created, before the structure is: a used pool, where a block comes back
+  // with old bytes. Write-backs of initial state that happens to be all
+  // zero bytes are needed here (on a fresh pool the media already is zero).
+  bool dirty_heap = false;
   int instance_size() const { return instance_threads > threads ? instance_threads : threads; }
   // Mutation testing (crash/sites.h): verbs issued from these call sites
   // ("FILE:LINE[:COL][:VERB]") are suppressed, in the run and in recovery.

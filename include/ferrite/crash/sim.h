@@ -182,7 +182,9 @@ std::size_t size();
 std::uint64_t verbs();
 // Everything in working memory becomes durable, pending write-backs are
 // dropped, epochs and the verb counter restart at 0 (call when quiescent).
-void settle();
+// keep_count: the verb counter goes on (the crash points already explored
+// keep their numbers — a campaign that crashes pool creation).
+void settle(bool keep_count = false);
 // The media image contents of the line holding `p` (tests, debugging).
 Line media_line(const void* p);
 // Pending write-backs of all threads, ascending k.
