@@ -187,4 +187,29 @@ TEST(Mutate, OpLogBeginIsNeededAndTested) {
   EXPECT_GE(oplog_caught, 3u) << describe(m);
 }
 
+// begin()'s final psync is needed only when another thread can make this
+// thread's operation durable first (a combiner): three threads catch its
+// suppression where one thread cannot.
+TEST(Mutate, OpLogBeginsPsyncIsCaughtWithSeveralThreads) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto* s = fc::find_subject("oplog-pb-queue", "correct");
+  ASSERT_NE(s, nullptr);
+  fc::CampaignConfig cfg;
+  cfg.threads = 3;
+  cfg.ops = 300;
+  cfg.images = 2;
+  cfg.crash_points = 150;
+  cfg.stop_after_violations = 1;
+  fc::CampaignResult clean = fc::run_campaign(*s, cfg);
+  ASSERT_TRUE(clean.error.empty()) << clean.error;
+  EXPECT_EQ(clean.violations, 0u);
+  EXPECT_EQ(clean.inconclusive, 0u);
+  cfg.mutate_sites = {"ferrite/detectable.h:135:psync"};  // OpLog::begin's psync
+  std::uint64_t caught = 0;
+  for (cfg.seed = 1; cfg.seed <= 4; ++cfg.seed) caught += fc::run_campaign(*s, cfg).violations > 0 ? 1 : 0;
+  EXPECT_GE(caught, 3u) << "OpLog::begin's psync suppressed: caught in " << caught << " of 4 seeds";
+  EXPECT_GT(fc::sites::suppressed_count(), 0u) << "line 135 of detectable.h is no longer begin()'s psync";
+  fc::sites::set_suppressed({});
+}
+
 }  // namespace
