@@ -133,22 +133,18 @@ void Scheduler::arrive(int tid) {
   arriving_[static_cast<std::size_t>(tid)].store(1, std::memory_order_seq_cst);
 }
 
-bool Scheduler::settled_locked(int& running) {
-  running = 0;
+bool Scheduler::settled_locked() {
   for (int t = 0; t < threads_; ++t) {
     const auto i = static_cast<std::size_t>(t);
     if (done_[i] != 0 || waiting_[i] != 0) continue;
-    if (os_tid_[i] == 0) {
-      ++running;  // not started yet
-      continue;
-    }
+    if (os_tid_[i] == 0) return false;  // not started yet
     const char st = os_thread_state(os_tid_[i]);
     // ORDER: the flag is read after the state: a thread seen asleep on
     // mu_ set its flag before it took mu_, so the flag shows it; read
     // before, a thread that arrived in between would pass for a sleeper.
-    if ((st != 'S' && st != 0) || arriving_[i].load(std::memory_order_seq_cst) != 0) ++running;
+    if ((st != 'S' && st != 0) || arriving_[i].load(std::memory_order_seq_cst) != 0) return false;
   }
-  return running == 0;
+  return true;
 }
 
 void Scheduler::op_start(int tid) {
@@ -176,8 +172,7 @@ int Scheduler::choose_locked() {
   // Quiescence: every live thread waits at a point or sleeps in the kernel.
   // Only then is what runs until the next point the granted thread alone,
   // and the schedule decides the interleaving.
-  int running = 0;
-  const bool settled = waiting == live || settled_locked(running);
+  const bool settled = waiting == live || settled_locked();
   const bool stalled = !settled && now - last_event_ >= kStall;
   if (mode_ == Mode::kReplay && !diverged_ && order_.size() < replay_.size()) {
     const std::uint8_t e = replay_[order_.size()];
@@ -200,36 +195,21 @@ int Scheduler::choose_locked() {
   // A spinner may go again only once another thread has moved; if nobody
   // else can go, the highest-priority spinner goes anyway (its wait ends
   // through a thread asleep in the kernel, or it gives its turn away again).
+  // pct: the highest priority; random: uniform (reservoir sampling: the
+  // n-th eligible thread replaces the choice with probability 1/n).
   auto pick = [&](bool spinners_need_progress) {
-    int best = -1;
+    int best = -1, n = 0;
     for (int t = 0; t < threads_; ++t) {
       const auto i = static_cast<std::size_t>(t);
       if (waiting_[i] == 0) continue;
       if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] <= others_seen_[i]) continue;
-      if (best < 0 || priority_[i] > priority_[static_cast<std::size_t>(best)]) best = t;
+      const bool take = mode_ == Mode::kRandom
+                            ? (rng_ = wire::mix(rng_)) % static_cast<std::uint64_t>(++n) == 0
+                            : best < 0 || priority_[i] > priority_[static_cast<std::size_t>(best)];
+      if (take) best = t;
     }
     return best;
   };
-  if (mode_ == Mode::kRandom) {
-    // Uniform among the eligible threads (spinners only after a move).
-    auto draw = [&](bool spinners_need_progress) {
-      int n = 0, chosen = -1;
-      for (int t = 0; t < threads_; ++t) {
-        const auto i = static_cast<std::size_t>(t);
-        if (waiting_[i] == 0) continue;
-        if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] <= others_seen_[i]) continue;
-        // Reservoir sampling: the n-th eligible thread replaces the choice with probability 1/n.
-        if ((rng_ = wire::mix(rng_)) % static_cast<std::uint64_t>(++n) == 0) chosen = t;
-      }
-      return chosen;
-    };
-    int c = draw(true);
-    if (c < 0) {
-      c = draw(false);
-      forced_ = true;
-    }
-    return c;
-  }
   int best = pick(true);
   if (best < 0) {
     best = pick(false);

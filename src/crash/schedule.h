@@ -107,9 +107,8 @@ class Scheduler {
   void note_stall_locked();
   int choose_locked();  // -1: nobody yet
   void arrive(int tid);  // on the way to a point (before mu_ is taken)
-  // True when every live thread not waiting at a point sleeps in the
-  // kernel; `running` counts the others.
-  bool settled_locked(int& running);
+  // True when every live thread not waiting at a point sleeps in the kernel.
+  bool settled_locked();
 
   const Mode mode_;
   const int threads_;
