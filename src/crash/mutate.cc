@@ -1,33 +1,57 @@
 // Mutation testing of persistence call sites (crash/mutate.h).
 #include "ferrite/crash/mutate.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
+#include <stdexcept>
+#include <tuple>
 
 namespace ferrite::crash {
 
 MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cfg_in,
-                            const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress) {
+                            const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress,
+                            int seeds) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
+  if (seeds < 1) throw std::invalid_argument("mutation: seeds must be at least 1");
   MutationResult m;
   m.structure = subject.structure;
   m.variant = subject.variant;
   m.model = cfg_in.model;
+  m.seeds = seeds;
   CampaignConfig cfg = cfg_in;
   cfg.mutate_sites.clear();
   cfg.replay.reset();
-  // The unmutated campaign: it must pass, and it tells which sites exist.
+  // The unmutated campaigns: each must pass, and together they tell which
+  // sites exist (hits summed over the seeds).
   sites::enable();
   sites::set_suppressed({});
-  sites::clear_hits();
-  m.baseline = run_campaign(subject, cfg);
-  const auto reached = sites::reached();
-  if (!m.baseline.error.empty()) {
-    m.error = "the unmutated campaign failed: " + m.baseline.error;
-  } else if (m.baseline.violations > 0 || m.baseline.inconclusive > 0) {
-    m.error = "the unmutated campaign does not pass (" + std::to_string(m.baseline.violations) + " violation(s), " +
-              std::to_string(m.baseline.inconclusive) + " inconclusive): mutation needs a passing baseline";
+  std::map<std::string, sites::Site> found;
+  for (int i = 0; i < seeds && m.error.empty(); ++i) {
+    CampaignConfig b = cfg;
+    b.seed = cfg.seed + static_cast<std::uint64_t>(i);
+    sites::clear_hits();
+    CampaignResult r = run_campaign(subject, b);
+    for (auto& site : sites::reached()) {
+      auto [it, fresh] = found.try_emplace(site.id(), site);
+      if (!fresh)
+        for (std::size_t p = 0; p < site.hits.size(); ++p) it->second.hits[p] += site.hits[p];
+    }
+    const std::string which = seeds > 1 ? " (seed " + std::to_string(b.seed) + ")" : "";
+    if (!r.error.empty()) {
+      m.error = "the unmutated campaign failed" + which + ": " + r.error;
+    } else if (r.violations > 0 || r.inconclusive > 0) {
+      m.error = "the unmutated campaign does not pass" + which + " (" + std::to_string(r.violations) +
+                " violation(s), " + std::to_string(r.inconclusive) + " inconclusive): mutation needs a passing baseline";
+    }
+    if (i == 0 || !m.error.empty()) m.baseline = std::move(r);
   }
+  std::vector<sites::Site> reached;
+  for (auto& [id, site] : found) reached.push_back(std::move(site));
+  std::sort(reached.begin(), reached.end(), [](const sites::Site& a, const sites::Site& b) {
+    return std::tie(a.file, a.line, a.column, a.verb) < std::tie(b.file, b.line, b.column, b.verb);
+  });
   if (!m.error.empty()) {
     m.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return m;
@@ -42,16 +66,23 @@ MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cf
     v.site = reached[i];
     mut.mutate_sites = {v.site.id()};
     const auto t0 = Clock::now();
-    sites::clear_hits();
     CampaignResult r;
-    try {
-      r = run_campaign(subject, mut);
-    } catch (const std::exception& e) {
-      r.error = e.what();
+    for (int k = 0; k < seeds; ++k) {
+      mut.seed = cfg.seed + static_cast<std::uint64_t>(k);
+      sites::clear_hits();
+      r = CampaignResult{};
+      try {
+        r = run_campaign(subject, mut);
+      } catch (const std::exception& e) {
+        r.error = e.what();
+      }
+      v.seed = mut.seed;
+      v.seeds_tried = k + 1;
+      v.suppressed += sites::suppressed_count();
+      v.images += r.images_checked;
+      if (r.violations > 0 || !r.error.empty()) break;
     }
     v.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    v.suppressed = sites::suppressed_count();
-    v.images = r.images_checked;
     if (r.violations > 0 && !r.details.empty()) {
       v.caught = true;
       v.how = "violation";

@@ -295,6 +295,7 @@ void Heap::Impl::recover(const std::function<void(const std::function<void(void*
   // to the shared recovered lists, per chunk.
   std::int64_t blocks = 0, bytes = 0;
   std::vector<std::uint64_t> freed;
+  bool runs_freed = false;
   for (std::uint64_t i = count_; i-- > 0;) {
     if (!pending_[i] || live[i].empty()) continue;
     const std::uint32_t e = entry(i);
@@ -313,14 +314,25 @@ void Heap::Impl::recover(const std::function<void(const std::function<void(void*
     }
     if (nlive == 0) {
       const std::uint32_t run = L::is_small(e) ? 1 : L::chunk_arg(e);
-      // CRASH: only chunks without a live block are returned; an interrupted
-      // recovery leaves them assigned (and the next recovery frees them).
+      // PERSIST: a freed single chunk's entry is not written back. CRASH:
+      // the media may keep it assigned; every open recomputes the map from
+      // the roots' traces (nothing else is trusted), so the next recovery
+      // frees it again, and a chunk handed out again is written back by
+      // take_chunks (invariant 1). Mutation testing found that write-back
+      // never needed (docs/crash.md §6).
       set_entry(i, L::kChunkFree);
-      persist::pwb(&map_[i], 4);
       if (run > 1) {
+        // PERSIST: a freed run IS written back (head, then tails, as in
+        // release_chunks) before the psync below, i.e. before any of its
+        // chunks can be handed out again. CRASH: a stale run head left on
+        // the media would claim a chunk of the run that a later single
+        // allocation took, and the next recovery, finding no live block in
+        // the run, would free that live chunk with it.
+        persist::pwb(&map_[i], 4);
         persist::pfence();
         for (std::uint64_t t = i + 1; t < i + run; ++t) set_entry(t, L::kChunkFree);
         persist::pwb(&map_[i + 1], 4 * (run - 1));
+        runs_freed = true;
       }
       for (std::uint64_t t = i; t < i + run; ++t) freed.push_back(t);
       continue;
@@ -342,14 +354,12 @@ void Heap::Impl::recover(const std::function<void(const std::function<void(void*
     std::vector<std::uint32_t> copy(count_);
     for (std::uint64_t i = 0; i < count_; ++i) copy[i] = entry(i);
     const auto orphan = detail::orphan_tails(copy);
-    for (std::uint64_t i = 0; i < count_; ++i) {
-      if (orphan[i]) {
-        set_entry(i, L::kChunkFree);
-        persist::pwb(&map_[i], 4);
-      }
-    }
+    // Not written back: an orphan tail reads as free on the media, and a
+    // run allocated over it writes its entry back.
+    for (std::uint64_t i = 0; i < count_; ++i)
+      if (orphan[i]) set_entry(i, L::kChunkFree);
   }
-  persist::psync();
+  if (runs_freed) persist::psync();  // PERSIST: the freed runs, before any is handed out
   {
     std::lock_guard<std::mutex> g(chunk_mu_);
     for (std::uint64_t t : freed) {

@@ -50,6 +50,7 @@ struct Opts {
   std::string schedule = "random", verb_order;
   int pct_depth = fc::CampaignConfig{}.pct_depth;
   bool mutate = false;
+  int mutate_seeds = 1;
   std::vector<std::string> mutate_sites;
   int instance_threads = 0;
   bool dirty_heap = false;
@@ -226,7 +227,7 @@ void run_mutate(const Opts& o, const fc::SubjectInfo& s) {
     m = fc::run_mutation(s, cfg, [&](std::size_t i, std::size_t n, const fc::SiteVerdict& v) {
       if (!o.quiet)
         std::fprintf(stderr, "mutate: %zu/%zu %s %s (%.1f s)\n", i, n, v.site.id().c_str(), v.how.c_str(), v.seconds);
-    });
+    }, o.mutate_seeds);
   } catch (const std::invalid_argument& e) {
     usage(e.what());
   }
@@ -250,20 +251,23 @@ void run_mutate(const Opts& o, const fc::SubjectInfo& s) {
                        {"replay", v.replay},
                        {"suppressed", v.suppressed},
                        {"images", v.images},
+                       {"seed", v.seed},
+                       {"seeds_tried", v.seeds_tried},
                        {"seconds", v.seconds}});
     }
     Json j{{"structure", m.structure}, {"variant", m.variant},     {"model", m.model},
            {"sites", sites},           {"caught", m.caught},       {"total", m.sites.size()},
            {"score", m.sites.empty() ? 0.0 : static_cast<double>(m.caught) / static_cast<double>(m.sites.size())},
-           {"seconds", m.seconds},     {"baseline", to_json(s, m.baseline)}};
+           {"seconds", m.seconds},     {"seeds", m.seeds},         {"baseline", to_json(s, m.baseline)}};
     if (!m.error.empty()) j["error"] = m.error;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("%s/%s [%s]: mutation testing of %zu persistence call site(s) (baseline: %llu crash points, %llu "
-                "images, 0 violations)\n",
+                "images, 0 violations%s)\n",
                 m.structure.c_str(), m.variant.c_str(), m.model.c_str(), m.sites.size(),
                 static_cast<unsigned long long>(m.baseline.crash_points),
-                static_cast<unsigned long long>(m.baseline.images_checked));
+                static_cast<unsigned long long>(m.baseline.images_checked),
+                m.seeds > 1 ? (", first of " + std::to_string(m.seeds) + " seeds").c_str() : "");
     for (const auto& v : m.sites) {
       std::printf("  %-11s %s  [%s]\n", v.caught ? "caught" : v.how.c_str(), v.site.id().c_str(),
                   hits_text(v.site).c_str());
@@ -412,6 +416,10 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_flag("--mutate", o->mutate,
                 "Mutation testing: run the campaign once per persistence call site with that site's verbs suppressed; "
                 "report each site caught or not caught (exit 0 only if every site is caught)");
+  sub->add_option("--mutate-seeds", o->mutate_seeds,
+                  "With --mutate: campaigns per site, seeds --seed, --seed + 1, ... (each baseline must pass; a site "
+                  "is caught when one of them catches it; default 1)")
+      ->check(CLI::Range(1, 1000));
   sub->add_option("--mutate-site", o->mutate_sites,
                   "Suppress the verbs of this call site, FILE:LINE[:COL][:VERB] (repeatable; from a --mutate replay line)");
   sub->add_option("--instance-threads", o->instance_threads,
@@ -442,6 +450,7 @@ void setup_crashtest(CLI::App* sub) {
       for (const auto& m : fc::model_names()) known += " " + m;
       usage("unknown --model '" + o->model + "' (known:" + known + ", or all)");
     }
+    if (o->mutate_seeds != 1 && !o->mutate) usage("--mutate-seeds needs --mutate");
     if (o->mutate) run_mutate(*o, *s);
     std::uint64_t violations = 0, inconclusive = 0;
     std::string error;

@@ -80,11 +80,18 @@ struct PBQueueRoot {
   PBCombRoot deq;  // ID: DState[0..1], DIndex
   alignas(64) PBQueueNode dummy{0, {nullptr}};  // DUMMY
 
-  PBQueueRoot(const PBCombRoot& e, const PBCombRoot& d)
+  // `format` fills both combiners' records naming this root's DUMMY: it
+  // runs here, in the root's constructor, because DUMMY's address is known
+  // only once the root's memory is, and before pool.create_root writes the
+  // root back, pfences and publishes it — so a published root always names
+  // records that are durable and name DUMMY.
+  PBQueueRoot(const PBCombRoot& e, const PBCombRoot& d, void (*format)(PBQueueRoot*))
       : enq(e.rec[0], e.rec[1], e.rec_bytes, e.threads, e.state_bytes,
             static_cast<TagKind>(e.tag_kind)),
         deq(d.rec[0], d.rec[1], d.rec_bytes, d.threads, d.state_bytes,
-            static_cast<TagKind>(d.tag_kind)) {}
+            static_cast<TagKind>(d.tag_kind)) {
+    format(this);
+  }
 };
 
 template <unsigned Faults>
@@ -234,12 +241,12 @@ class PBQueue {
   static std::unique_ptr<PBQueue> create(pmem::Pool& pool, std::string_view name, int threads,
                                          int alloc_tid = 0) {
     if (threads <= 0) throw std::invalid_argument("PBQueue: threads must be > 0");
-    // The initial Head/Tail name DUMMY, which lives in the root, so the
-    // records are formatted twice: first with a null Head/Tail (durable
-    // before the root is published), then — once the root exists — with
-    // &root->dummy (name_dummy). A crash in between leaves null states;
-    // attach() finishes the creation (found by the crash campaigns'
-    // crash-during-create mode: refusing them left the name unusable).
+    // The initial Head/Tail name DUMMY, which lives in the root: the
+    // records are formatted by the root's constructor (name_dummy), inside
+    // create_root, so their write-backs are ordered before the root's by
+    // create_root's pfence and completed by its psync. (An earlier version
+    // formatted them twice, null before the root and DUMMY after it, with a
+    // psync and a repair in attach for a crash in between.)
     PBQueueShared tmp;
     EnqObject eo(&tmp);
     DeqObject dobj(&tmp);
@@ -249,15 +256,13 @@ class PBQueue {
     void* e1 = pool.heap().alloc(le.total(), alloc_tid);
     void* d0 = pool.heap().alloc(ld.total(), alloc_tid);
     void* d1 = pool.heap().alloc(ld.total(), alloc_tid);
-    EnqComb::format(eo, threads, e0, e1);
-    DeqComb::format(dobj, threads, d0, d1);
     auto* root = pool.create_root<PBQueueRoot>(
         name,
         PBCombRoot(e0, e1, le.total(), static_cast<std::uint32_t>(threads),
                    static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag),
         PBCombRoot(d0, d1, ld.total(), static_cast<std::uint32_t>(threads),
-                   static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag));
-    name_dummy(root);
+                   static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag),
+        &PBQueue::name_dummy);
     return std::unique_ptr<PBQueue>(new PBQueue(pool, root, threads));
   }
 
@@ -266,19 +271,16 @@ class PBQueue {
   static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBQueueRoot>(name);
     std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
-    if (q->tail() == nullptr || q->head() == nullptr) {
-      // CRASH: create() stopped after publishing the root, before both
-      // records named DUMMY. No operation can have run (create had not
-      // returned): naming DUMMY again is idempotent, and completes it.
-      name_dummy(root);
-      q.reset(new PBQueue(pool, root, threads));
-    }
+    // A published root names formatted records (create_root's order), so
+    // a null Head or Tail is damage, not an interrupted create.
+    if (q->tail() == nullptr || q->head() == nullptr)
+      throw std::runtime_error("PBQueue: corrupt persistent root (null Head or Tail)");
     return q;
   }
 
   // Formats both combiners' records with Head = Tail = &root->dummy (an
-  // empty queue) and persists them (PBComb::format). Only before the first
-  // operation: create(), or attach() of an interrupted create().
+  // empty queue) and writes them back (PBComb::format; the fence is
+  // create_root's). Called by PBQueueRoot's constructor only.
   static void name_dummy(PBQueueRoot* root) {
     PBQueueShared shared;
     shared.dummy = &root->dummy;
@@ -289,9 +291,7 @@ class PBQueue {
   }
 
   // PBQueueRoot's recover hook (pmem/root_registry.h): marks what the queue
-  // uses, from the root alone. Nothing to repair (oldTail is volatile). A
-  // queue whose creation did not complete (null Head/Tail) keeps its
-  // StateRecs; attach completes it.
+  // uses, from the root alone. Nothing to repair (oldTail is volatile).
   static void recover_root(pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
     trace_root(pool, root, mark);
   }

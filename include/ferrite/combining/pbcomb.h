@@ -221,18 +221,21 @@ class PBComb {
   }
 
   // Fills a fresh pair of StateRecs (both hold the initial state, tags 0,
-  // responses 0) and makes them durable. The caller then publishes a root
-  // holding PBCombRoot{rec0, rec1, ...} (pool.create_root persists it).
+  // responses 0) and writes them back. It issues no fence: the caller then
+  // publishes a root holding PBCombRoot{rec0, rec1, ...} with
+  // pool.create_root, which pfences before the root's write-back and psyncs
+  // after it (PBQueue formats from its root's constructor, inside
+  // create_root). A psync here was redundant before create_root: mutation
+  // testing found it never needed (docs/crash.md §6).
   static void format(const Policy& pol, int n, void* rec0, void* rec1) {
     const RecLayout l = layout_for(pol, n);
     for (void* r : {rec0, rec1}) {
       std::memset(r, 0, l.total());
       pol.init_state(static_cast<char*>(r) + l.state_off());
-      // PERSIST: initial MemState[0..1] durable before the root that names
-      // them is published.
+      // PERSIST: initial MemState[0..1] (Alg. 1 "initially") written back;
+      // the caller's fence makes them durable before anything names them.
       persist::pwb(r, l.total());
     }
-    persist::psync();
   }
 
   // Attaches to a formatted instance (fresh or after a restart: the

@@ -42,7 +42,8 @@
 // Recovery: the pool recovers when it opens (pmem::Pool::recover):
 // PWFQueueRoot's registered hook (recover_root), from the root alone, first
 // makes the list exactly the durable IE state (relink: re-links the two
-// parts, clears a stale next after its last node; persisted; idempotent),
+// parts, clears a stale next after its last node; in memory only, redone by
+// every recovery; idempotent),
 // then traces the live nodes from the persisted head (plus IE's tail and
 // first..last, which IE may still link) and the StateRecs, so the heap
 // rebuilds its free lists from everything else. attach() repeats relink
@@ -235,8 +236,12 @@ class PWFQueue {
     if (threads <= 0 || threads > kPWFMaxThreads)
       throw std::invalid_argument("PWFQueue: threads must be in [1, " + std::to_string(kPWFMaxThreads) + "]");
     auto* dummy = static_cast<PWFQueueNode*>(pool.heap().alloc(sizeof(PWFQueueNode), 0));
+    // PERSIST: the dummy is never written back. Its value word is never
+    // read, and its next word, whatever the media holds, is cleared by every
+    // recovery's relink (the dummy is the durable last node until an enqueue
+    // round's P2 write-back links past it). Mutation testing found the
+    // write-back never needed (docs/crash.md §6).
     new (dummy) PWFQueueNode();
-    persist::pwb(dummy, sizeof *dummy);  // PERSIST: the dummy before the states naming it
     const auto d = reinterpret_cast<std::uint64_t>(dummy);
     PWFCombLayout le, ld;
     const std::uint64_t einit[3] = {d, 0, 0};
@@ -343,20 +348,20 @@ class PWFQueue {
   // nodes of an IE state that never became durable (a dequeuer linked it,
   // an eviction persisted it): such a stale link would make a later CAS
   // 0 -> first fail and lose enqueues, so it is cleared.
+  // The repairs are not written back. CRASH: a crash that loses them is
+  // repaired by the next recovery, which recomputes both from the durable
+  // IE state; and they are never needed on the media by a later state: the
+  // next enqueue round writes tail->next itself before its StateRec (P2)
+  // and overwrites the cleared next of `end` the same way. (Mutation testing
+  // found the write-backs and the psync never needed, also with recovery
+  // itself crashed: docs/crash.md §6.)
   void relink() {
     using pwf_queue_detail::node;
     const std::uint64_t* es = enq_.current_state();
     const std::uint64_t tail = es[0], first = es[1], last = es[2];
-    if (first != 0) {
-      node(tail)->next.store(first, std::memory_order_relaxed);
-      persist::pwb(&node(tail)->next);
-    }
+    if (first != 0) node(tail)->next.store(first, std::memory_order_relaxed);
     const std::uint64_t end = first != 0 ? last : tail;
-    if (node(end)->next.load(std::memory_order_relaxed) != 0) {
-      node(end)->next.store(0, std::memory_order_relaxed);
-      persist::pwb(&node(end)->next);
-    }
-    persist::psync();  // PERSIST: recovery's repairs durable before new operations
+    if (node(end)->next.load(std::memory_order_relaxed) != 0) node(end)->next.store(0, std::memory_order_relaxed);
   }
   static std::optional<std::int64_t> decode(std::uint64_t w) {
     if (w == kEmptyWord) return std::nullopt;

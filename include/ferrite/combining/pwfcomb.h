@@ -235,8 +235,10 @@ class PWFComb {
       out->rec[r] = rec;
     }
     // S := &MemState[n][0] (Alg. 3), version 1.
+    // PERSIST: no fence here: *out lives in the root, and create_root's
+    // pfence orders the records' write-backs above before the root's (a
+    // pfence here was redundant, found by mutation testing, docs/crash.md §6).
     out->s.store(pwf_detail::make_s(1, static_cast<std::uint32_t>(2 * n)), std::memory_order_relaxed);
-    persist::pfence();
   }
 
   // Attaches the volatile handle to a persistent layout (after create or after

@@ -35,21 +35,30 @@ struct SiteVerdict {
   std::string replay;      // the first violation's replay line
   std::uint64_t suppressed = 0;  // verbs suppressed in the mutated run (0: the site was not reached)
   std::uint64_t images = 0;      // images checked in the mutated run
+  std::uint64_t seed = 0;        // the seed of the campaign that caught it (or the last one tried)
+  int seeds_tried = 0;           // campaigns run with this site suppressed
   double seconds = 0;
 };
 
 struct MutationResult {
   std::string structure, variant, model;
-  CampaignResult baseline;  // the unmutated campaign
+  CampaignResult baseline;  // the unmutated campaign (the first seed's)
+  int seeds = 1;            // seeds per site: cfg.seed, cfg.seed + 1, ...
   std::vector<SiteVerdict> sites;
   std::size_t caught = 0;
   double seconds = 0;
   std::string error;  // the unmutated campaign failed, or something broke
 };
 
-// `progress(i, n, verdict)` after each site. Throws std::invalid_argument on a
-// bad configuration (as run_campaign).
+// With `seeds` > 1 the unmutated campaign runs with each of the seeds
+// cfg.seed .. cfg.seed + seeds - 1 (every one must pass; the sites are the
+// union of what they reach), and a site is tried with one seed after the
+// other until one catches it: several short workloads find more than one
+// long one (a window such as "the first operations after create()" is
+// crossed once per run). `progress(i, n, verdict)` after each site. Throws
+// std::invalid_argument on a bad configuration (as run_campaign).
 MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cfg,
-                            const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress = {});
+                            const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress = {},
+                            int seeds = 1);
 
 }  // namespace ferrite::crash
