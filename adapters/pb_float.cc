@@ -24,9 +24,16 @@ struct PBFloat : fa::Combining<fc::PBAtomicFloat<F>, op::Abstract::kRegister> {
 FERRITE_REGISTER_ADAPTER(PBFloat<0>,
                          fa::ferrite_technique("pbcomb-float", "pbcomb", "AtomicFloat on PBcomb (Alg. 1-2), detectable",
                              std::size_t{16} << 20));
-FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPfenceBetweenPwbs>,
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kPaperRound>,
+                         fa::ferrite_ablation("pbcomb-float", "pbcomb", "paper",
+                             "AtomicFloat on PBcomb with the paper's round (StateRec pwb, pfence, MIndex pwb, psync)",
+                             std::size_t{16} << 20));
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
                          fa::ferrite_broken("pbcomb-float", "pbcomb", "no-pfence",
-                             "PBcomb without the pfence between pwb(StateRec) and pwb(MIndex) (Alg. 2 l.23)"));
+                             "PBcomb's paper round without the pfence between pwb(StateRec) and pwb(MIndex) (Alg. 2 l.23)"));
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoChecksumCheck>,
+                         fa::ferrite_broken("pbcomb-float", "pbcomb", "no-checksum-check",
+                             "PBcomb's stamped round: recovery trusts the newest round stamp without its checksum"));
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPsyncBeforeUnlock>,
                          fa::ferrite_broken("pbcomb-float", "pbcomb", "no-psync",
                              "PBcomb without the psync before unlock (Alg. 2 l.27)"));

@@ -26,6 +26,13 @@ FERRITE_REGISTER_ADAPTER(PBHeap<0>,
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoPsyncBeforeUnlock>,
                          fa::ferrite_broken("pb-heap", "pbcomb", "no-psync",
                              "PBheap without the psync before unlock"));
-FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoPfenceBetweenPwbs>,
+FERRITE_REGISTER_ADAPTER(PBHeap<fc::kPaperRound>,
+                         fa::ferrite_ablation("pb-heap", "pbcomb", "paper",
+                             "PBheap with the paper's round (StateRec pwb, pfence, MIndex pwb, psync)",
+                             std::size_t{32} << 20));
+FERRITE_REGISTER_ADAPTER(PBHeap<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
                          fa::ferrite_broken("pb-heap", "pbcomb", "no-pfence",
-                             "PBheap without the pfence between the pwbs"));
+                             "PBheap's paper round without the pfence between the pwbs"));
+FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoChecksumCheck>,
+                         fa::ferrite_broken("pb-heap", "pbcomb", "no-checksum-check",
+                             "PBheap: recovery trusts the newest round stamp without its checksum"));

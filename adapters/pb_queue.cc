@@ -28,6 +28,12 @@ FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoToPersist>,
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOldTail>,
                          fa::ferrite_broken("pb-queue", "pbcomb", "no-oldtail",
                              "PBqueue: dequeuers ignore oldTail and may pass the unpersisted tail (Alg. 6 l.57)"));
-FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoPfenceBetweenPwbs>,
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kPaperRound>,
+                         fa::ferrite_ablation("pb-queue", "pbcomb", "paper",
+                             "PBqueue with the paper's rounds (StateRec pwb, pfence, index pwb, psync)"));
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
                          fa::ferrite_broken("pb-queue", "pbcomb", "no-pfence",
-                             "PBqueue without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"));
+                             "PBqueue's paper rounds without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"));
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOutsideFence>,
+                         fa::ferrite_broken("pb-queue", "pbcomb", "no-outside-fence",
+                             "PBqueue's stamped rounds without the pfence between the nodes' and the record's write-backs"));

@@ -28,6 +28,9 @@ using NoElim = PBStack<0, false, true>;
 using NoRec = PBStack<0, true, false>;
 using NoNodePwb = PBStack<fc::kNoNodePwb, false, true>;
 using NoPsync = PBStack<fc::kNoPsyncBeforeUnlock, true, true>;
+using Paper = PBStack<fc::kPaperRound, true, true>;
+using NoOutsideFence = PBStack<fc::kNoOutsideFence, false, true>;
+using NoChecksumCheck = PBStack<fc::kNoChecksumCheck, false, true>;
 
 }  // namespace
 
@@ -42,6 +45,15 @@ FERRITE_REGISTER_ADAPTER(NoRec,
 FERRITE_REGISTER_ADAPTER(NoNodePwb,
                          fa::ferrite_broken("pb-stack", "pbcomb", "no-node-pwb",
                              "PBstack: new nodes are not written back before the state"));
+FERRITE_REGISTER_ADAPTER(Paper,
+                         fa::ferrite_ablation("pb-stack", "pbcomb", "paper",
+                             "PBstack with the paper's round (StateRec pwb, pfence, MIndex pwb, psync)"));
+FERRITE_REGISTER_ADAPTER(NoOutsideFence,
+                         fa::ferrite_broken("pb-stack", "pbcomb", "no-outside-fence",
+                             "PBstack's stamped round without the pfence between the nodes' and the record's write-backs"));
+FERRITE_REGISTER_ADAPTER(NoChecksumCheck,
+                         fa::ferrite_broken("pb-stack", "pbcomb", "no-checksum-check",
+                             "PBstack: recovery trusts the newest round stamp without its checksum"));
 FERRITE_REGISTER_ADAPTER(NoPsync,
                          fa::ferrite_broken("pb-stack", "pbcomb", "no-psync",
                              "PBstack: no psync before unlock (Alg. 2 l.27)"));

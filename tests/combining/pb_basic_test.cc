@@ -63,11 +63,20 @@ TEST(PBCombFloat, PersistenceVerbsPerRound) {
   const auto before = ferrite::persist::thread_counters();
   for (std::uint64_t s = 1; s <= 100; ++s) f->mul(0, s, 1.5);
   const auto d = ferrite::persist::thread_counters() - before;
-  // One round per op single-threaded: pwb(rec) (40 bytes of responses + tags
-  // + state in one line) + pwb(MIndex), one pfence, one psync.
-  EXPECT_EQ(d[ferrite::persist::Verb::kPwb], 200u);
-  EXPECT_EQ(d[ferrite::persist::Verb::kPfence], 100u);
+  // One stamped round per op single-threaded: pwb(rec) (the 16-byte stamp,
+  // responses, tags and state: 16 + 32 + 4 -> 56 + 8 = 64 bytes, one line),
+  // no pfence (no node), one psync. The paper's round: pwb(rec), pfence,
+  // pwb(MIndex), psync.
+  EXPECT_EQ(d[ferrite::persist::Verb::kPwb], 100u);
+  EXPECT_EQ(d[ferrite::persist::Verb::kPfence], 0u);
   EXPECT_EQ(d[ferrite::persist::Verb::kPsync], 100u);
+  auto paper = fc::PBAtomicFloat<fc::kPaperRound>::create(*tp, "paper", 4);
+  const auto before_paper = ferrite::persist::thread_counters();
+  for (std::uint64_t s = 1; s <= 100; ++s) paper->mul(0, s, 1.5);
+  const auto dp = ferrite::persist::thread_counters() - before_paper;
+  EXPECT_EQ(dp[ferrite::persist::Verb::kPwb], 200u);
+  EXPECT_EQ(dp[ferrite::persist::Verb::kPfence], 100u);
+  EXPECT_EQ(dp[ferrite::persist::Verb::kPsync], 100u);
   EXPECT_DOUBLE_EQ(f->combining_degree(), 1.0);
 }
 
@@ -204,13 +213,13 @@ TEST(PBHeap, MatchesReferenceAndPersistsUsedPrefixOnly) {
       ASSERT_EQ(h->size(), ref.size());
     }
     EXPECT_TRUE(h->heap_ordered());
-    // Drain to 3 keys, then count lines per round: responses + tags + size +
-    // 3 keys fit in one line; the whole array would be 33 lines.
+    // Drain to 3 keys, then count lines per round: stamp + responses + tags +
+    // size + 3 keys fit in one line; the whole array would be 33 lines.
     while (h->size() > 3) h->delete_min(0, ++seq);
     const auto before = ferrite::persist::thread_counters();
     h->get_min(0, ++seq);
     const auto d = ferrite::persist::thread_counters() - before;
-    EXPECT_EQ(d[ferrite::persist::Verb::kPwb], 2u);  // StateRec prefix + MIndex
+    EXPECT_EQ(d[ferrite::persist::Verb::kPwb], 1u);  // the stamp + the StateRec prefix: one line, no MIndex
   }
   tp.reopen();
   auto h = fc::PBHeap<>::attach(*tp, "h", 1);

@@ -47,18 +47,18 @@ struct AtomicFloatObject {
     for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(v, a[i].op, a[i].arg);
     *static_cast<double*>(st) = v;
   }
-  void before_persist(void*, int) {}
+  bool before_persist(void*, int) { return false; }
   void after_durable(void*, int) {}
 };
 
 struct PBAtomicFloatRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424146;  // "PBAF"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
   static constexpr const char* kTypeName = "combining::PBAtomicFloat";
   PBCombRoot comb;
   explicit PBAtomicFloatRoot(const PBCombRoot& c)
       : comb(c.rec[0], c.rec[1], c.rec_bytes, c.threads, c.state_bytes,
-             static_cast<TagKind>(c.tag_kind)) {}
+             static_cast<TagKind>(c.tag_kind), c.design) {}
 };
 
 template <unsigned Faults = kNoFaults>
@@ -77,7 +77,7 @@ class PBAtomicFloat {
     Comb::format(obj, threads, r0, r1);
     auto* root = pool.create_root<PBAtomicFloatRoot>(
         name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),
-                         static_cast<std::uint32_t>(l.state_bytes), AtomicFloatObject::kTag));
+                         static_cast<std::uint32_t>(l.state_bytes), AtomicFloatObject::kTag, Comb::kDesign));
     return std::unique_ptr<PBAtomicFloat>(new PBAtomicFloat(pool, root, threads));
   }
   // Re-attaches (after a restart: this is the whole structure-level

@@ -48,13 +48,13 @@ inline constexpr int kPBHeapMaxCapacity = 1024;
 
 struct PBHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424850;  // "PBHP"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
   static constexpr const char* kTypeName = "combining::PBHeap";
   PBCombRoot comb;
   std::uint64_t capacity;
   PBHeapRoot(const PBCombRoot& c, std::uint64_t cap)
       : comb(c.rec[0], c.rec[1], c.rec_bytes, c.threads, c.state_bytes,
-             static_cast<TagKind>(c.tag_kind)),
+             static_cast<TagKind>(c.tag_kind), c.design),
         capacity(cap) {}
 };
 
@@ -79,7 +79,7 @@ class PBHeapObject {
     auto* keys = reinterpret_cast<std::int64_t*>(static_cast<char*>(st) + 8);
     for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(keys, *size, a[i].op, a[i].arg);
   }
-  void before_persist(void*, int) {}
+  bool before_persist(void*, int) { return false; }
   void after_durable(void*, int) {}
 
   // The sequential operation on keys[0..size).
@@ -147,7 +147,7 @@ class PBHeap {
     auto* root = pool.create_root<PBHeapRoot>(
         name,
         PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),
-                   static_cast<std::uint32_t>(l.state_bytes), PBHeapObject::kTag),
+                   static_cast<std::uint32_t>(l.state_bytes), PBHeapObject::kTag, Comb::kDesign),
         static_cast<std::uint64_t>(capacity));
     return std::unique_ptr<PBHeap>(new PBHeap(root, threads));
   }

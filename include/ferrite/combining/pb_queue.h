@@ -74,7 +74,7 @@ static_assert(sizeof(PBQueueNode) == 16);
 
 struct PBQueueRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425155;  // "PBQU"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
   static constexpr const char* kTypeName = "combining::PBQueue";
   PBCombRoot enq;  // IE: EState[0..1], EIndex
   PBCombRoot deq;  // ID: DState[0..1], DIndex
@@ -87,9 +87,9 @@ struct PBQueueRoot {
   // records that are durable and name DUMMY.
   PBQueueRoot(const PBCombRoot& e, const PBCombRoot& d, void (*format)(PBQueueRoot*))
       : enq(e.rec[0], e.rec[1], e.rec_bytes, e.threads, e.state_bytes,
-            static_cast<TagKind>(e.tag_kind)),
+            static_cast<TagKind>(e.tag_kind), e.design),
         deq(d.rec[0], d.rec[1], d.rec_bytes, d.threads, d.state_bytes,
-            static_cast<TagKind>(d.tag_kind)) {
+            static_cast<TagKind>(d.tag_kind), d.design) {
     format(this);
   }
 };
@@ -139,7 +139,7 @@ class PBQueueEnqObject {
     *static_cast<Node**>(st) = tail;
   }
 
-  void before_persist(void*, int) {
+  bool before_persist(void*, int) {
     if constexpr ((Faults & kNoOldTail) != 0) {
       // BROKEN variant only: give a concurrent dequeue combiner the chance
       // to take the nodes just linked before they are durable (the race the
@@ -154,6 +154,7 @@ class PBQueueEnqObject {
       LineWriteback lw;
       for (Node* n : to_persist_) lw.add(n, sizeof(Node));
     }
+    return !to_persist_.empty();
   }
 
   void after_durable(void* st, int) {
@@ -213,7 +214,7 @@ class PBQueueDeqObject {
     *static_cast<Node**>(st) = head;
   }
 
-  void before_persist(void*, int) {}  // a dequeue changes no node (only Head)
+  bool before_persist(void*, int) { return false; }  // a dequeue changes no node (only Head)
 
   void after_durable(void*, int tid) {
     // CRASH: the Head move is durable (l.67 done): the old dummies are
@@ -259,9 +260,9 @@ class PBQueue {
     auto* root = pool.create_root<PBQueueRoot>(
         name,
         PBCombRoot(e0, e1, le.total(), static_cast<std::uint32_t>(threads),
-                   static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag),
+                   static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag, EnqComb::kDesign),
         PBCombRoot(d0, d1, ld.total(), static_cast<std::uint32_t>(threads),
-                   static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag),
+                   static_cast<std::uint32_t>(ld.state_bytes), DeqObject::kTag, DeqComb::kDesign),
         &PBQueue::name_dummy);
     return std::unique_ptr<PBQueue>(new PBQueue(pool, root, threads));
   }

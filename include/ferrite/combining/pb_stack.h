@@ -65,12 +65,12 @@ struct PBStackOptions {
 
 struct PBStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425354;  // "PBST"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
   static constexpr const char* kTypeName = "combining::PBStack";
   PBCombRoot comb;
   explicit PBStackRoot(const PBCombRoot& c)
       : comb(c.rec[0], c.rec[1], c.rec_bytes, c.threads, c.state_bytes,
-             static_cast<TagKind>(c.tag_kind)) {}
+             static_cast<TagKind>(c.tag_kind), c.design) {}
 };
 
 // The sequential stack, as a PBcomb policy. State: PBStackNode* top.
@@ -107,14 +107,17 @@ class PBStackObject {
     *static_cast<Node**>(st) = top;
   }
 
-  void before_persist(void*, int) {
+  bool before_persist(void*, int) {
     // PERSIST: every node created this round (value + next) before the
-    // StateRec naming it (§5 PBStack; ordered before MIndex by l.23).
+    // StateRec naming it (§5 PBStack; ordered before MIndex by l.23, or by
+    // the stamped round's pfence).
+    const bool any = !new_nodes_.empty();
     if constexpr ((Faults & kNoNodePwb) == 0) {
       LineWriteback lw;
       for (Node* n : new_nodes_) lw.add(n, sizeof(Node));
     }
     new_nodes_.clear();
+    return any;
   }
 
   void after_durable(void*, int tid) {
@@ -178,7 +181,7 @@ class PBStack {
     Comb::format(obj, threads, r0, r1);
     auto* root = pool.create_root<PBStackRoot>(
         name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),
-                         static_cast<std::uint32_t>(l.state_bytes), Object::kTag));
+                         static_cast<std::uint32_t>(l.state_bytes), Object::kTag, Comb::kDesign));
     return std::unique_ptr<PBStack>(new PBStack(pool, root, threads, opts));
   }
 

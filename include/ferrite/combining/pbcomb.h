@@ -15,16 +15,26 @@
 // Thread safety: apply/recover may be called concurrently by distinct
 // thread ids in [0, n); one thread id must not run two operations at once.
 //
+// Two round designs (PBCombRoot::design, chosen at compile time):
+//  * stamped (the default, Ferrite's): each StateRec carries a round stamp
+//    and a checksum, so recovery finds the newest complete record without
+//    MIndex. A round writes the record, writes back its used prefix as ONE
+//    range and issues ONE psync (plus one pfence before it only when the
+//    round wrote nodes outside the record). MIndex is a volatile hint.
+//  * paper (kPaperRound, the ablation `*-paper`): Alg. 2 l.22–27 exactly:
+//    pwb(StateRec), pfence, MIndex, pwb(MIndex), psync.
+//
 // Persistent layout (per instance; the structure's root embeds a
 // PBCombRoot):
 //   PBCombRoot { rec[2], rec_bytes, threads n, state_bytes, tag kind,
-//                MIndex (alone on its cache line) }
+//                design, MIndex (alone on its cache line) }
 //   StateRec (heap block, 64-byte aligned) =
-//     [ ReturnVal[n] : u64 ][ tag[n] : u8 bit or u64 seq ][ state ... ]
-//   The responses and tags come first so that "everything this round
-//   wrote" is one contiguous prefix: ReturnVal + tags + the state's used
-//   prefix (Policy::used_bytes), persisted by ONE pwb range (persistence
-//   principle 3; a bounded heap persists only its used keys).
+//     [ stamp : u64 ][ checksum : u64 ][ ReturnVal[n] : u64 ]
+//     [ tag[n] : u8 bit or u64 seq ][ state ... ]
+//   The stamp, responses and tags come first so that "everything this
+//   round wrote" is one contiguous prefix: header + ReturnVal + tags + the
+//   state's used prefix (Policy::used_bytes), persisted by ONE pwb range
+//   (persistence principle 3; a bounded heap persists only its used keys).
 //
 // Tags. The paper keeps one Deactivate bit per thread and uses seq mod 2 as
 // the activate bit (TagKind::kBit). A structure built from two instances
@@ -41,7 +51,18 @@
 //  * Lock is odd iff a combiner holds it; LockVal is the odd Lock value of
 //    the last combiner that executed l.24.
 //
-// Persistence invariants.
+// Persistence invariants (stamped round).
+//  * A round writes only MemState[1 - current]; the current record is never
+//    written, so a crash leaves it complete and valid whatever it tears.
+//  * Nodes a round wrote outside the record are written back and ordered
+//    (pfence) before the record's write-back: a durable record never names
+//    a node that is not.
+//  * The record (stamp and checksum included) is durable (psync) before
+//    Lock is released, so every served thread returns after its effect is
+//    durable; the LockVal rule (l.12) is kept as in the paper.
+//  * Recovery: the valid record with the newer round (mod 2^40) is current.
+//
+// Persistence invariants (paper round).
 //  * (Alg. 2 l.22–23) the new StateRec is written back and ordered before
 //    the MIndex write-back, so a durable MIndex names a durable StateRec.
 //  * (l.26–27) MIndex is durable before Lock is released, so every thread
@@ -53,8 +74,9 @@
 //    (Alg. 5 l.31–32: publish oldTail, recycle removed nodes).
 //
 // Recovery. Nothing is needed for durable linearizability beyond
-// re-attaching (null recovery): the volatile Request/Lock/LockVal restart
-// from their initial values (valid bits 0). Detectable recovery is
+// re-attaching (null recovery; the stamped design picks the current record
+// from the stamps, writing nothing): the volatile Request/Lock/LockVal
+// restart from their initial values (valid bits 0). Detectable recovery is
 // recover(tid, seq, op, arg) — Alg. 1 l.3–6: re-announce with the seq's
 // tag, and re-run the request unless MemState[MIndex] says it was served.
 // Heap blocks: the structure's recover hook, run by the pool when it opens
@@ -98,7 +120,8 @@ struct Active {
 //   // `st`, write each response word to resp[i]. `tid` = the combiner.
 //   void simulate(void* st, const Active* active, std::size_t k,
 //                 std::uint64_t* resp, int tid);
-//   void before_persist(void* st, int tid);  // extra pwbs, before l.22
+//   bool before_persist(void* st, int tid);  // extra pwbs, before l.22;
+//                                            // true if it issued any
 //   void after_durable(void* st, int tid);   // after l.27, before l.28
 template <class P>
 concept SequentialObject = requires(P p, const P cp, void* st, const void* cst, const Active* a,
@@ -108,7 +131,7 @@ concept SequentialObject = requires(P p, const P cp, void* st, const void* cst, 
   { cp.used_bytes(cst) } -> std::convertible_to<std::size_t>;
   cp.init_state(st);
   p.simulate(st, a, k, r, tid);
-  p.before_persist(st, tid);
+  { p.before_persist(st, tid) } -> std::convertible_to<bool>;
   p.after_durable(st, tid);
 };
 
@@ -119,27 +142,50 @@ struct PBCombRoot {
   std::uint32_t threads = 0;      // n
   std::uint32_t state_bytes = 0;  // maximum state size
   std::uint32_t tag_kind = 0;
-  std::uint32_t reserved = 0;
-  // MIndex: alone on its line, written back every round (Alg. 2 l.26).
+  std::uint32_t design = 0;  // kDesignStamped, or kDesignPaper (the ablation)
+  // MIndex: alone on its line. The paper's round writes it back every round
+  // (Alg. 2 l.26); the stamped round only stores it (a volatile hint that
+  // attach recomputes from the records' stamps).
   alignas(64) std::atomic<std::uint64_t> mindex{0};
   char pad_[56] = {};
 
+  static constexpr std::uint32_t kDesignPaper = 1;
+  static constexpr std::uint32_t kDesignStamped = 2;
+
   PBCombRoot() = default;
   PBCombRoot(void* r0, void* r1, std::uint64_t bytes, std::uint32_t n, std::uint32_t sbytes,
-             TagKind tk)
+             TagKind tk, std::uint32_t d = kDesignStamped)
       : rec{r0, r1}, rec_bytes(bytes), threads(n), state_bytes(sbytes),
-        tag_kind(static_cast<std::uint32_t>(tk)) {}
+        tag_kind(static_cast<std::uint32_t>(tk)), design(d) {}
 };
 static_assert(sizeof(PBCombRoot) == 128);
+static_assert(offsetof(PBCombRoot, design) == 36);
 static_assert(offsetof(PBCombRoot, mindex) == 64);
 
-// Byte layout of a StateRec for n threads.
+// Byte layout of a StateRec for n threads: the stamp header, then
+// ReturnVal[n], tags, the state.
+//   header (kHeader = 16 bytes) = { stamp u64, checksum u64 }
+//   stamp = round | len << 40. round (mod 2^40): the round that wrote the
+//   record (0 for both formatted records); len (< 2^24): the bytes after the
+//   header the round wrote back (ReturnVal + tags + the state's used
+//   prefix); checksum: rec_checksum over the stamp and those len bytes.
+//   16 bytes, not more, so that the record of a 4-thread AtomicFloat is
+//   still one cache line (one pwb per round). Only the stamped round uses
+//   the header; the paper's round leaves it as format wrote it.
 struct RecLayout {
+  static constexpr std::size_t kHeader = 16;
+  static constexpr unsigned kRoundBits = 40;
+  static constexpr std::uint64_t kRoundMask = (std::uint64_t{1} << kRoundBits) - 1;
+  static constexpr std::size_t kMaxLen = (std::size_t{1} << (64 - kRoundBits)) - 1;
+  static std::uint64_t stamp(std::uint64_t round, std::uint64_t len) { return (round & kRoundMask) | len << kRoundBits; }
+  static std::uint64_t round_of(std::uint64_t stamp) { return stamp & kRoundMask; }
+  static std::uint64_t len_of(std::uint64_t stamp) { return stamp >> kRoundBits; }
   int n = 0;
   TagKind tag = TagKind::kBit;
   std::size_t state_bytes = 0;
 
-  std::size_t tag_off() const { return 8 * static_cast<std::size_t>(n); }
+  std::size_t ret_off() const { return kHeader; }
+  std::size_t tag_off() const { return kHeader + 8 * static_cast<std::size_t>(n); }
   std::size_t tag_size() const {
     return tag == TagKind::kBit ? static_cast<std::size_t>(n) : 8 * static_cast<std::size_t>(n);
   }
@@ -157,13 +203,17 @@ struct RecView {
   const RecLayout* layout;
 
   std::uint64_t ret(int q) const {
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + 8 * q))
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + layout->ret_off() + 8 * q))
         .load(std::memory_order_relaxed);
   }
   void set_ret(int q, std::uint64_t v) const {
-    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + 8 * q))
+    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + layout->ret_off() + 8 * q))
         .store(v, std::memory_order_relaxed);
   }
+  // The stamp header's words (0 stamp, 1 checksum). Written only by
+  // the combiner that owns the record and by format; read by recovery and
+  // by the next combiner (under the lock).
+  std::uint64_t& word(int i) const { return reinterpret_cast<std::uint64_t*>(base)[i]; }
   std::uint64_t tag(int q) const {
     char* t = base + layout->tag_off();
     if (layout->tag == TagKind::kBit)
@@ -190,18 +240,83 @@ struct RecView {
   void* state() const { return base + layout->state_off(); }
 };
 
+// The stamped record's checksum: a 64-bit hash of (the stamp word, the len
+// bytes after the header), word by word through splitmix64's finalizer. A
+// record torn between two rounds' contents (some lines or words of each)
+// fails it except with probability about 2^-64.
+inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp) {
+  const std::uint64_t len = RecLayout::len_of(stamp);
+  auto mix = [](std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::uint64_t h = mix(stamp ^ 0x9e3779b97f4a7c15ULL);
+  const char* p = rec + RecLayout::kHeader;
+  std::size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = mix(h ^ w) + i;
+  }
+  if (i < len) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, p + i, len - i);
+    h = mix(h ^ w ^ (std::uint64_t{0xff} << 56));
+  }
+  return h;
+}
+
+// Is record `rec` a complete stamped record (its checksum verifies, its len
+// fits)? `room` = the bytes after the header the block has.
+inline bool rec_valid(const char* rec, std::size_t room) {
+  const auto* w = reinterpret_cast<const std::uint64_t*>(rec);
+  return RecLayout::len_of(w[0]) <= room && w[1] == rec_checksum(rec, w[0]);
+}
+
+// Stamped design: the current record is the valid one with the newer
+// round (ties: rec[0]); -1 when neither is valid (damage: every crash
+// leaves the previous round's record untouched). The two records' rounds
+// differ by at most 1, so "newer" is modulo 2^40: rec[1] is newer iff
+// round1 - round0 (mod 2^40) is in [1, 2^39). `check` false trusts the
+// rounds without the checksums (the kNoChecksumCheck broken variant).
+inline int pbcomb_stamped_current(const PBCombRoot& r, const RecLayout& l, bool check = true) {
+  const std::size_t room = r.rec_bytes - RecLayout::kHeader;
+  bool ok[2];
+  std::uint64_t round[2];
+  for (int i = 0; i < 2; ++i) {
+    const char* rec = static_cast<const char*>(r.rec[i]);
+    ok[i] = !check || rec_valid(rec, room);
+    round[i] = RecLayout::round_of(reinterpret_cast<const std::uint64_t*>(rec)[0]);
+  }
+  (void)l;
+  if (ok[0] && ok[1]) {
+    const std::uint64_t d = (round[1] - round[0]) & RecLayout::kRoundMask;
+    return d != 0 && d < (std::uint64_t{1} << (RecLayout::kRoundBits - 1)) ? 1 : 0;
+  }
+  return ok[0] ? 0 : ok[1] ? 1 : -1;
+}
+
 // From an instance's persistent root alone (no PBComb object, no DRAM
 // state: for the pool's recover hooks, pmem/root_registry.h): the state of
-// the current StateRec MemState[MIndex]. Throws std::runtime_error when the
-// root is inconsistent.
+// the current StateRec (the paper's round: MemState[MIndex]; the stamped
+// round: the valid record with the higher round). Throws
+// std::runtime_error when the root is inconsistent.
 inline void* pbcomb_current_state(const PBCombRoot& r) {
-  const std::uint64_t mi = r.mindex.load(std::memory_order_acquire);
-  if (mi > 1 || r.rec[mi] == nullptr || r.threads == 0 ||
+  if (r.rec[0] == nullptr || r.rec[1] == nullptr || r.threads == 0 ||
       (r.tag_kind != static_cast<std::uint32_t>(TagKind::kBit) &&
-       r.tag_kind != static_cast<std::uint32_t>(TagKind::kSeq)))
+       r.tag_kind != static_cast<std::uint32_t>(TagKind::kSeq)) ||
+      (r.design != PBCombRoot::kDesignPaper && r.design != PBCombRoot::kDesignStamped))
     throw std::runtime_error("PBcomb: corrupt persistent root");
   const RecLayout l{static_cast<int>(r.threads), static_cast<TagKind>(r.tag_kind), r.state_bytes};
   if (r.rec_bytes < l.total()) throw std::runtime_error("PBcomb: corrupt persistent root");
+  std::uint64_t mi = r.mindex.load(std::memory_order_acquire);
+  if (r.design == PBCombRoot::kDesignStamped) {
+    const int c = pbcomb_stamped_current(r, l);
+    if (c < 0) throw std::runtime_error("PBcomb: corrupt persistent root (no StateRec verifies)");
+    mi = static_cast<std::uint64_t>(c);
+  }
+  if (mi > 1) throw std::runtime_error("PBcomb: corrupt persistent root");
   return static_cast<char*>(r.rec[mi]) + l.state_off();
 }
 // Marks both StateRecs of an instance (heap recovery must keep both).
@@ -215,9 +330,15 @@ template <SequentialObject Policy, unsigned Faults = kNoFaults>
 class PBComb {
  public:
   static constexpr TagKind kTag = Policy::kTag;
+  static constexpr bool kPaper = (Faults & kPaperRound) != 0;
+  static constexpr std::uint32_t kDesign = kPaper ? PBCombRoot::kDesignPaper : PBCombRoot::kDesignStamped;
 
   static RecLayout layout_for(const Policy& pol, int n) {
-    return RecLayout{n, kTag, pol.state_bytes()};
+    const RecLayout l{n, kTag, pol.state_bytes()};
+    if (l.total() - RecLayout::kHeader > RecLayout::kMaxLen)
+      throw std::invalid_argument("PBcomb: a StateRec of " + std::to_string(l.total()) +
+                                  " bytes exceeds the stamped record's 16 MiB");
+    return l;
   }
 
   // Fills a fresh pair of StateRecs (both hold the initial state, tags 0,
@@ -227,11 +348,16 @@ class PBComb {
   // after it (PBQueue formats from its root's constructor, inside
   // create_root). A psync here was redundant before create_root: mutation
   // testing found it never needed (docs/crash.md §6).
+  // Both records get round 0 and a valid stamp (either may be current).
   static void format(const Policy& pol, int n, void* rec0, void* rec1) {
     const RecLayout l = layout_for(pol, n);
     for (void* r : {rec0, rec1}) {
       std::memset(r, 0, l.total());
-      pol.init_state(static_cast<char*>(r) + l.state_off());
+      char* st = static_cast<char*>(r) + l.state_off();
+      pol.init_state(st);
+      auto* w = static_cast<std::uint64_t*>(r);
+      w[0] = RecLayout::stamp(0, l.state_off() - RecLayout::kHeader + pol.used_bytes(st));
+      w[1] = rec_checksum(static_cast<char*>(r), w[0]);
       // PERSIST: initial MemState[0..1] (Alg. 1 "initially") written back;
       // the caller's fence makes them durable before anything names them.
       persist::pwb(r, l.total());
@@ -251,9 +377,22 @@ class PBComb {
     layout_ = layout_for(*policy, threads);
     if (root->state_bytes != layout_.state_bytes || root->rec_bytes < layout_.total())
       throw std::invalid_argument("PBcomb: persistent state size does not match the structure");
+    if (root->design != kDesign)
+      throw std::invalid_argument(root->design == PBCombRoot::kDesignPaper || root->design == PBCombRoot::kDesignStamped
+                                      ? "PBcomb: structure was created with the other round design (paper/stamped)"
+                                      : "PBcomb: corrupt persistent root (unknown round design)");
     if (root->rec[0] == nullptr || root->rec[1] == nullptr ||
-        root->mindex.load(std::memory_order_relaxed) > 1)
+        (kPaper && root->mindex.load(std::memory_order_relaxed) > 1))
       throw std::invalid_argument("PBcomb: corrupt persistent root");
+    if constexpr (!kPaper) {
+      // CRASH: the stamped round's recovery — the current record is the
+      // valid one with the higher round; the other may be torn by a round
+      // the crash interrupted (it never served anyone). MIndex is only a
+      // hint: set it, not written back (the next attach recomputes it).
+      const int c = pbcomb_stamped_current(*root, layout_, (Faults & kNoChecksumCheck) == 0);
+      if (c < 0) throw std::invalid_argument("PBcomb: corrupt persistent root (no StateRec verifies)");
+      root->mindex.store(static_cast<std::uint64_t>(c), std::memory_order_relaxed);
+    }
     requests_ = std::vector<RequestSlot>(static_cast<std::size_t>(threads));
     next_seq_ = std::vector<sync::CachePadded<std::uint64_t>>(static_cast<std::size_t>(threads));
     active_.resize(static_cast<std::size_t>(threads));
@@ -408,6 +547,8 @@ class PBComb {
     }
     stats_.record(k);
 
+    if constexpr (!kPaper) return stamped_round(p, lock_val, src, dst, ind);
+
     // PERSIST: data outside the StateRec this round created or changed
     // (new nodes, the old tail's next) — Alg. 5 l.19, 23, 24 — before the
     // StateRec and MIndex.
@@ -434,6 +575,47 @@ class PBComb {
     // l.28. ORDER: release: waiters that see the new Lock see the new record.
     lock_->store(lock_val + 1, std::memory_order_release);
     return resp;  // l.29
+  }
+
+  // The stamped round: Alg. 2 l.22–27 with ONE write-back range and one
+  // psync, and no MIndex write-back. The record carries its round and a
+  // checksum (RecLayout), so recovery finds the newest complete record by
+  // itself (pbcomb_stamped_current) and MIndex stays volatile.
+  //   1. data outside the record (nodes), written back, then a pfence —
+  //      only when the round wrote some (a record naming a node must never
+  //      be durable before the node);
+  //   2. round := src.round + 1 (mod 2^40), len, checksum; the record's used prefix,
+  //      header included, written back as one range; psync;
+  //   3. LockVal, MIndex (volatile), after_durable, unlock.
+  // CRASH: before the psync completes, dst may be durable in any part
+  // (torn): its checksum fails or it is complete — either way src, which
+  // this round never writes, is a complete record of the previous round,
+  // and no thread served by this round has returned. After the psync, dst
+  // is durable and complete: it is the newest valid record.
+  std::uint64_t stamped_round(int p, std::uint64_t lock_val, const RecView& src, const RecView& dst,
+                              std::uint64_t ind) {
+    // PERSIST: data outside the StateRec (nodes, the old tail's next), then
+    // a pfence ordering it before the record's write-back.
+    const bool outside = pol_->before_persist(dst.state(), p);
+    if constexpr ((Faults & kNoOutsideFence) == 0)
+      if (outside) persist::pfence();
+    const std::uint64_t len = layout_.state_off() - RecLayout::kHeader + pol_->used_bytes(dst.state());
+    const std::uint64_t stamp = RecLayout::stamp(RecLayout::round_of(src.word(0)) + 1, len);
+    dst.word(0) = stamp;
+    dst.word(1) = rec_checksum(dst.base, stamp);
+    // PERSIST: l.22 + l.26 in one — the record (stamp, responses, tags,
+    // the state's used prefix) as one range; l.27 — durable before any
+    // served thread may return.
+    persist::pwb(dst.base, RecLayout::kHeader + len);
+    if constexpr ((Faults & kNoPsyncBeforeUnlock) == 0) persist::psync();
+    // l.24 and l.25 as in the paper (ORDER as there); MIndex is not written
+    // back: recovery recomputes it from the stamps.
+    lockval_->store(lock_val, std::memory_order_release);
+    root_->mindex.store(ind, std::memory_order_release);
+    pol_->after_durable(dst.state(), p);
+    const std::uint64_t resp = dst.ret(p);
+    lock_->store(lock_val + 1, std::memory_order_release);  // l.28 (ORDER as there)
+    return resp;
   }
 
   void copy_rec(const RecView& src, const RecView& dst) const {

@@ -20,7 +20,15 @@ enum Fault : unsigned {
   kNoOldTail = 1u << 3,            // PBqueue Alg. 6 l.57 removed (dequeuers pass the tail)
   kNoNodePwb = 1u << 4,            // PBstack: new nodes not written back
   kNoHelperPwbS = 1u << 5,         // PWFcomb (the PWF helper's)
+  // PBcomb's stamped round (the default design, pbcomb.h):
+  kNoChecksumCheck = 1u << 12,     // recovery trusts the newest round stamp without its checksum
+  kNoOutsideFence = 1u << 13,      // no pfence between the nodes' write-backs and the record's
 };
+
+// Not a fault: the PBcomb paper's exact round (Alg. 2 l.22–27: the record's
+// write-back, pfence, MIndex's write-back, psync), kept as an ablation so
+// the stamped round is measured against it in the same run.
+inline constexpr unsigned kPaperRound = 1u << 11;
 
 
 namespace pwf_fault {
