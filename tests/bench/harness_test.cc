@@ -430,7 +430,10 @@ TEST(BenchHarness, SetAndMapWorkloadsAreConsistent) {
       const auto present = static_cast<std::int64_t>(r.prefill + r.keys_added) - removed;
       EXPECT_GE(present, 0);
       EXPECT_LE(present, 1000);
-      EXPECT_EQ(r.pwb_per_op, 0.0);
+      // Transient maps write nothing back; durable ones (Mirror, nbMontage)
+      // write back some of their updates.
+      if (r.persistent) EXPECT_GT(r.pwb_per_op, 0.0);
+      else EXPECT_EQ(r.pwb_per_op, 0.0);
       EXPECT_GT(r.mops_median, 0.0);
       ASSERT_TRUE(r.ratio.has_value());
     }

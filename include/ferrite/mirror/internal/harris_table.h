@@ -1,0 +1,128 @@
+// ferrite/mirror/internal/harris_table.h — what mirror/list.h and
+// mirror/hash_map.h share: an array of Harris-list heads (one for the list,
+// one per bucket for the hash table) in a Mirror region, its pool root, its
+// creation, its attach (= Mirror recovery, §4.3.3) and its trace.
+//
+// Creation order (a crash at any verb leaves either no root — the
+// structure does not exist and is created afresh — or a complete one):
+//   1. the region: a block of the pool heap (its chunk map entry persisted
+//      by the pool);
+//   2. the bucket heads, constructed on rep_v (nullptr, seq 0), copied to
+//      rep_p, written back, psync (Heap::make_array);
+//   3. the root, written by pmem::Pool::create_root: persisted before the
+//      header names it.
+// Attach: the pool has recovered itself (Root's hook kept the region);
+// attach maps rep_v (DRAM: a fresh zeroed mapping; pool mode: the second half
+// of the region), then Heap::recover traces from the bucket heads, copying
+// every reachable object to rep_v and rebuilding the free lists. It reads
+// only the pool.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferrite/mirror/harris_list.h"
+#include "ferrite/mirror/heap.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/ebr.h"
+
+namespace ferrite::mirror::internal {
+
+template <class C, std::uint32_t kStructure>
+class HarrisTable {
+ public:
+  using List = HarrisList<C>;
+  using Node = typename List::Node;
+  using Link = typename List::Link;
+
+  HarrisTable(const HarrisTable&) = delete;
+  HarrisTable& operator=(const HarrisTable&) = delete;
+
+  std::uint64_t buckets() const { return n_; }
+  Heap<C>& heap() { return *heap_; }
+  int threads() const { return heap_->threads(); }
+
+  // Keys present, ascending, with their values (rep_v; not concurrent with
+  // updates).
+  std::vector<std::pair<std::int64_t, std::int64_t>> items(bool map) const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (std::uint64_t b = 0; b < n_; ++b) List::collect(heads_[b], map, out);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Both replicas of every reachable field equal (a quiescent check for
+  // tests): rep_v mirrors rep_p.
+  bool replicas_equal() const {
+    auto same = [](const auto& f) {
+      const auto r = f.replicas();
+      return r.p == r.v;
+    };
+    for (std::uint64_t b = 0; b < n_; ++b) {
+      if (!same(heads_[b])) return false;
+      for (Node* n = unmark(heads_[b].load()); n != nullptr; n = unmark(n->next.load())) {
+        if (!same(n->value) || !same(n->next) || n->key.get() != n->key.persistent()->get()) return false;
+      }
+    }
+    return true;
+  }
+
+ protected:
+  // Fresh structure under root `name`.
+  HarrisTable(pmem::Pool& pool, std::string_view name, int threads, std::size_t replica_bytes, std::uint64_t buckets)
+      : n_(buckets), ebr_(threads) {
+    if (buckets == 0) throw std::invalid_argument("mirror: a table needs at least one bucket");
+    heap_ = std::make_unique<Heap<C>>(pool, replica_bytes, threads);
+    heads_ = heap_->template make_array<Link>(0, n_);
+    Root r;
+    r.region = heap_->region();
+    r.replica_bytes = heap_->replica_bytes();
+    r.placement = static_cast<std::uint32_t>(C::placement::kKind);
+    r.structure = kStructure;
+    r.anchor = reinterpret_cast<std::uint64_t>(heads_);
+    r.anchor_bytes = n_ * sizeof(Link);
+    r.param = n_;
+    root_ = pool.create_root<Root>(name, r);
+    list_ = std::make_unique<List>(*heap_, ebr_);
+  }
+  // Attach to root `name` (after Pool::open recovered the pool).
+  HarrisTable(pmem::Pool& pool, std::string_view name, int threads) : ebr_(threads) {
+    root_ = pool.root<Root>(name);
+    if (root_->structure != kStructure)
+      throw pmem::PoolError(pmem::Errc::kRootType, "mirror: root '" + std::string(name) + "' holds another structure");
+    if (root_->placement != static_cast<std::uint32_t>(C::placement::kKind))
+      throw pmem::PoolError(pmem::Errc::kRootType, "mirror: root '" + std::string(name) +
+                                                       "' was created with the other replica placement");
+    n_ = root_->param;
+    if (n_ == 0 || root_->anchor_bytes != n_ * sizeof(Link))
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "mirror: root '" + std::string(name) + "' is inconsistent");
+    heap_ = std::make_unique<Heap<C>>(pool, root_->region, root_->replica_bytes, threads);
+    heads_ = reinterpret_cast<Link*>(root_->anchor);
+    // §4.3.3: trace from the persistent roots, copy to rep_v, rebuild.
+    Link* heads = heads_;
+    const std::uint64_t n = n_;
+    heap_->recover([heads, n](auto& visit) {
+      if (!visit(heads, n * sizeof(Link))) return;
+      for (std::uint64_t b = 0; b < n; ++b) List::trace(heads[b], visit);
+    });
+    list_ = std::make_unique<List>(*heap_, ebr_);
+  }
+
+  static Node* unmark(Node* p) {
+    return reinterpret_cast<Node*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{1});
+  }
+
+  std::uint64_t n_ = 0;
+  Root* root_ = nullptr;
+  std::unique_ptr<Heap<C>> heap_;  // declared before ebr_: EBR's last frees go to a live heap
+  sync::Ebr ebr_;
+  Link* heads_ = nullptr;  // rep_v
+  std::unique_ptr<List> list_;
+};
+
+}  // namespace ferrite::mirror::internal
