@@ -14,6 +14,7 @@
 
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
+#include "common/subjects.h"
 #include "common/sanitizer.h"
 #include "common/models.h"
 #include "common/scale.h"
@@ -23,19 +24,8 @@ using ferrite::test::scaled;
 
 namespace {
 
-const cr::SubjectInfo& subject(const std::string& structure, const std::string& variant) {
-  const auto* s = cr::find_subject(structure, variant);
-  if (s == nullptr) throw std::runtime_error(structure + "/" + variant + " not registered");
-  return *s;
-}
-
-std::string describe(const cr::CampaignResult& r) {
-  std::string s = r.error;
-  for (const auto& v : r.details)
-    s += "\n  k=" + std::to_string(v.k) + " image " + std::to_string(v.image) + " " + v.property + " [" +
-         v.engine + "] " + v.reason + " (" + v.image_how + ")\n  " + v.replay;
-  return s;
-}
+using ferrite::test::describe;
+using ferrite::test::subject;
 
 class PBCorrect : public ::testing::TestWithParam<const char*> {};
 

@@ -16,35 +16,17 @@
 #include "common/sanitizer.h"
 #include "common/models.h"
 #include "common/scale.h"
+#include "common/subjects.h"
 
 namespace fc = ferrite::crash;
 using ferrite::test::scaled;
 
 namespace {
 
-const fc::SubjectInfo& subject(const std::string& s, const std::string& v) {
-  const auto* info = fc::find_subject(s, v);
-  if (info == nullptr) throw std::runtime_error(s + "/" + v + " not registered");
-  return *info;
-}
-
-std::string describe(const fc::CampaignResult& r) {
-  std::string s = r.error;
-  for (const auto& v : r.details)
-    s += "\n  k=" + std::to_string(v.k) + " image " + std::to_string(v.image) + " " + v.property + " [" +
-         v.engine + "] " + v.reason + " (" + v.image_how + ")\n  " + v.replay;
-  return s;
-}
-
-struct Case {
-  const char* structure;
-  const char* variant;
-};
-std::string name(const ::testing::TestParamInfo<Case>& i) {
-  std::string s = std::string(i.param.structure) + "_" + i.param.variant;
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
-}
+using ferrite::test::Case;
+using ferrite::test::describe;
+using ferrite::test::subject;
+constexpr auto name = &ferrite::test::case_name;
 
 // ------------------------------------------------------------ correct variants
 class PWFCorrect : public ::testing::TestWithParam<Case> {};

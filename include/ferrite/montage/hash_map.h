@@ -1,0 +1,247 @@
+// ferrite/montage/hash_map.h — Michael's lock-free chained hash table on
+// nbMontage (Cai et al., DISC 2021, Appendix A, Figure 7).
+//
+// Paper: M. M. Michael, "High Performance Dynamic Lock-Free Hash Tables and
+// List-Based Sets", SPAA 2002; its nbMontage port, Figure 7.
+//
+// What it is. A fixed array of buckets in DRAM, each a sorted lock-free
+// list of DRAM nodes (Michael's list: a node is logically deleted by
+// marking the low bit of its next pointer, then unlinked by any thread that
+// passes it). Each node points to a payload {key, value, padding} in the
+// pool; payloads are immutable, so a put on a present key makes a new node
+// and payload and detaches the old payload.
+//
+// Linearization points (each update at one lin_CAS, §3.2 constraint 2):
+//   put, key absent:   lin_CAS(prev->next, curr, new)          (Fig. 7)
+//   put, key present:  lin_CAS(curr->next, next, new | mark)  with
+//                      new->next = next: ONE CAS marks the old node deleted
+//                      and links the new one after it.
+//   erase:             lin_CAS(curr->next, next, next | mark)
+//   get:               the load of curr->next that finds it unmarked.
+// Deviation from Figure 7, and why: Figure 7 replaces a present key by a
+// lin_CAS on prev->next (new node inserted before curr), then marks curr
+// with a plain CAS. An erase of the same key linearizes at curr->next, a
+// different word, so a concurrent put and erase can both succeed on the
+// same old node: erase returns and removes the old value while the put's
+// new value stays — no sequential history explains it, and both detach one
+// payload. Here every update of a present key CASes that node's next word,
+// so conflicting updates meet at one location (constraint 2).
+//
+// Thread safety: put/get/erase/sync concurrently for distinct thread ids in
+// [0, threads); contents() only when no operation runs.
+//
+// Recovery (attach): each payload in use becomes a node in its bucket
+// (kept sorted). At most one payload per key is in use (a put that
+// replaces commits its new payload and the anti-node of the old one in one
+// operation), so no key appears twice.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferrite/montage/epoch_sys.h"
+#include "ferrite/sync/ebr.h"
+
+namespace ferrite::montage {
+
+struct HashMapOptions {
+  std::size_t buckets = 1024;     // rounded up to a power of two
+  std::size_t value_bytes = 8;    // payload value size (>= 8; the value is its first 8 bytes)
+};
+
+template <unsigned F = fault::kNone>
+class HashMap {
+ public:
+  using Sys = EpochSys<F>;
+  struct KV {
+    std::int64_t key;
+    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
+  };
+
+  static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
+                                         const HashMapOptions& hm = {}, const EpochOptions& opt = {}) {
+    auto* root = pool.create_root<MontageRoot>(name);
+    root->kind = static_cast<std::uint64_t>(Kind::kHashMap);
+    auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
+    m->es_ = Sys::create(pool, root, threads, opt);
+    return m;
+  }
+  static std::unique_ptr<HashMap> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                         const HashMapOptions& hm = {}, const EpochOptions& opt = {},
+                                         RecoveryStats* stats = nullptr) {
+    auto* root = pool.root<MontageRoot>(name);
+    if (root->kind != static_cast<std::uint64_t>(Kind::kHashMap))
+      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a hash map");
+    auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
+    std::vector<PBlk*> kept;
+    m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
+    // Single-threaded rebuild: sort by key, then link each bucket's nodes
+    // in order (a payload per key; see the header).
+    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) > key_of(b); });
+    for (PBlk* p : kept) {
+      CASObj& b = m->bucket(key_of(p));
+      Node* n = new Node(key_of(p), p);
+      Sys::init(n->next, m->es_->load(b));
+      Sys::init(b, reinterpret_cast<std::uint64_t>(n));
+    }
+    return m;
+  }
+
+  ~HashMap() {
+    closing_ = true;
+    ebr_.reset();
+    for (std::size_t i = 0; i < nbuckets_; ++i) {
+      std::uint64_t c = es_->load(buckets_[i]);
+      while ((c & ~kMark) != 0) {
+        Node* n = reinterpret_cast<Node*>(c & ~kMark);
+        c = es_->load(n->next);
+        delete n;
+      }
+    }
+  }
+
+  // put(k, v) -> the old value, or none.
+  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+    auto g = ebr_->pin(tid);
+    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);  // Fig. 7: pnew outside the retry loop
+    auto& kv = es_->template own<KV>(tid, p);
+    kv.key = key;
+    kv.value = value;
+    if (payload_bytes_ > sizeof(KV)) std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    Node* nn = new Node(key, p);
+    for (;;) {
+      CASObj* prev;
+      Node* curr;
+      std::uint64_t next;
+      if (find(tid, key, prev, curr, next)) {
+        const std::int64_t old = value_of(curr->payload);
+        Sys::init(nn->next, next);
+        es_->pdetach(tid, curr->payload);
+        if (es_->lin_cas(tid, curr->next, next, reinterpret_cast<std::uint64_t>(nn) | kMark)) {
+          // Unlink the replaced node (or leave it to a traversal).
+          if (es_->cas(*prev, reinterpret_cast<std::uint64_t>(curr), reinterpret_cast<std::uint64_t>(nn)))
+            ebr_->retire(tid, curr, &HashMap::free_node, this);
+          return old;
+        }
+      } else {
+        Sys::init(nn->next, reinterpret_cast<std::uint64_t>(curr));
+        if (es_->lin_cas(tid, *prev, reinterpret_cast<std::uint64_t>(curr), reinterpret_cast<std::uint64_t>(nn)))
+          return std::nullopt;
+      }
+    }
+  }
+
+  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+    auto g = ebr_->pin(tid);
+    CASObj* prev;
+    Node* curr;
+    std::uint64_t next;
+    if (!find(tid, key, prev, curr, next)) return std::nullopt;
+    return value_of(curr->payload);
+  }
+
+  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+    auto g = ebr_->pin(tid);
+    for (;;) {
+      CASObj* prev;
+      Node* curr;
+      std::uint64_t next;
+      if (!find(tid, key, prev, curr, next)) return std::nullopt;
+      const std::int64_t old = value_of(curr->payload);
+      es_->pdetach(tid, curr->payload);
+      if (es_->lin_cas(tid, curr->next, next, next | kMark)) {
+        if (es_->cas(*prev, reinterpret_cast<std::uint64_t>(curr), next))
+          ebr_->retire(tid, curr, &HashMap::free_node, this);
+        return old;
+      }
+    }
+  }
+
+  void sync() { es_->sync(); }
+  Sys& epochs() { return *es_; }
+
+  // key,value pairs sorted by key (quiescent only).
+  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (std::size_t i = 0; i < nbuckets_; ++i) {
+      std::uint64_t c = es_->load(buckets_[i]);
+      while ((c & ~kMark) != 0) {
+        Node* n = reinterpret_cast<Node*>(c & ~kMark);
+        c = es_->load(n->next);
+        if ((c & kMark) == 0) out.emplace_back(n->key, value_of(n->payload));
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  static constexpr std::uint64_t kMark = 1;
+  struct alignas(16) Node {
+    CASObj next{0};
+    std::int64_t key;
+    PBlk* payload;
+    Node(std::int64_t k, PBlk* p) : key(k), payload(p) {}
+  };
+
+  HashMap(int threads, const HashMapOptions& hm)
+      : payload_bytes_(sizeof(KV) + (hm.value_bytes > 8 ? hm.value_bytes - 8 : 0)),
+        ebr_(std::make_unique<sync::Ebr>(threads)) {
+    nbuckets_ = 1;
+    while (nbuckets_ < hm.buckets) nbuckets_ *= 2;
+    buckets_.reset(new CASObj[nbuckets_]);
+  }
+  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
+  CASObj& bucket(std::int64_t key) {
+    std::uint64_t h = static_cast<std::uint64_t>(key) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+    return buckets_[h & (nbuckets_ - 1)];
+  }
+
+  // Michael's find: prev is the word that held curr (unmarked), curr the
+  // first node with key >= `key` (or null), next curr's successor (unmarked
+  // when returned). Unlinks (and retires) marked nodes on the way.
+  bool find(int tid, std::int64_t key, CASObj*& prev, Node*& curr, std::uint64_t& next) {
+  retry:
+    prev = &bucket(key);
+    curr = reinterpret_cast<Node*>(es_->load(*prev));
+    for (;;) {
+      if (curr == nullptr) return false;
+      next = es_->load(curr->next);
+      if (es_->load(*prev) != reinterpret_cast<std::uint64_t>(curr)) goto retry;
+      if ((next & kMark) == 0) {
+        if (curr->key >= key) return curr->key == key;
+        prev = &curr->next;
+      } else {
+        if (!es_->cas(*prev, reinterpret_cast<std::uint64_t>(curr), next & ~kMark)) goto retry;
+        ebr_->retire(tid, curr, &HashMap::free_node, this);
+      }
+      curr = reinterpret_cast<Node*>(next & ~kMark);
+    }
+  }
+
+  static void free_node(void* ctx, void* p, int tid) {
+    auto* m = static_cast<HashMap*>(ctx);
+    auto* n = static_cast<Node*>(p);
+    if (!m->closing_) m->es_->pdelete(tid, n->payload);
+    delete n;
+  }
+
+  std::size_t payload_bytes_;
+  std::unique_ptr<Sys> es_;
+  std::size_t nbuckets_ = 0;
+  std::unique_ptr<CASObj[]> buckets_;
+  std::unique_ptr<sync::Ebr> ebr_;
+  bool closing_ = false;
+};
+
+}  // namespace ferrite::montage

@@ -1,0 +1,24 @@
+// ferrite/montage/internal/faults.h — fault switches of nbMontage's
+// deliberately broken variants. Not API: users never name these.
+//
+// Every Ferrite structure proves that its crash campaigns can fail: the same
+// template instantiated with a fault bit that removes one persistence or
+// recovery step. The bits are constexpr template parameters (0 = correct), so
+// the correct code compiles exactly as if the switches did not exist. The
+// adapters (adapters/montage_*.cc) register each broken variant.
+#pragma once
+
+namespace ferrite::montage::fault {
+
+inline constexpr unsigned kNone = 0;
+// advance() does not write back the lagging thread's to-be-persisted buffer
+// (Fig. 2 l.101 removed): a sync returns with payloads still in the cache.
+inline constexpr unsigned kNoTbpWriteback = 1u << 0;
+// Recovery accepts a block whose operation's descriptor says it did not
+// commit (§3.4 rule 2 reduced to "any serial number <= the descriptor's").
+inline constexpr unsigned kAcceptUncommitted = 1u << 1;
+// Recovery ignores anti-nodes (§3.4 rule 3 removed): detached payloads come
+// back.
+inline constexpr unsigned kIgnoreAnti = 1u << 2;
+
+}  // namespace ferrite::montage::fault
