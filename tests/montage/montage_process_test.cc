@@ -21,6 +21,7 @@
 // stores survive in the page cache; lost cache lines are the crash
 // simulator's job (montage_crash_test.cc).
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -134,6 +135,11 @@ TEST(MontageProcess, HashMapKeepsEverySyncedOperationAcrossRepeatedSigkill) {
         "MontageProcessChild.Work", {"FERRITE_MONTAGE_POOL=" + path.path, "FERRITE_MONTAGE_FD=" + std::to_string(fds[1])});
     ASSERT_GT(pid, 0);
     ::close(fds[1]);
+    // The kill falls 20–100 ms after the child's first acknowledged sync
+    // (waited for up to 30 s): a slow start (a sanitizer build, a loaded
+    // machine) must not turn every round into a kill before the first sync.
+    pollfd first{fds[0], POLLIN, 0};
+    (void)::poll(&first, 1, 30'000);
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 80));
     ::kill(pid, SIGKILL);
     int st = 0;
