@@ -22,6 +22,7 @@
 
 #include "common/sanitizer.h"
 #include "common/scale.h"
+#include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/mutate.h"
@@ -31,19 +32,8 @@ using ferrite::test::scaled;
 
 namespace {
 
-const fc::SubjectInfo& subject(const std::string& s, const std::string& v) {
-  const auto* info = fc::find_subject(s, v);
-  if (info == nullptr) throw std::runtime_error(s + "/" + v + " not registered");
-  return *info;
-}
-
-std::string describe(const fc::CampaignResult& r) {
-  std::string s = r.error;
-  for (const auto& v : r.details)
-    s += "\n  k=" + std::to_string(v.k) + " image " + std::to_string(v.image) + " " + v.property + " [" + v.engine +
-         "] " + v.reason + " (" + v.image_how + ")\n  " + v.replay;
-  return s;
-}
+using ferrite::test::describe;
+using ferrite::test::subject;
 
 void report(const char* what, const std::string& structure, const std::string& model, const fc::CampaignResult& r) {
   std::printf("[montage] %s/%s %s [%s]: %zu ops, %llu verbs, %llu crash points, %llu images, %llu violations, %llu "
