@@ -8,6 +8,7 @@
 // --value-size bytes of payload (the 8-byte value first). Epochs as in
 // montage_queue.cc: 10 ms in benchmarks, only on sync under the simulator.
 #include "adapter.h"
+#include "montage_common.h"
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/internal/faults.h"
 
@@ -18,18 +19,8 @@ namespace fm = ferrite::montage;
 namespace op = ferrite::op;
 namespace mf = fm::fault;
 
-fm::EpochOptions epoch_options(ferrite::pmem::Pool& pool) {
-  fm::EpochOptions o;
-  if (pool.backend().kind == ferrite::persist::BackendConfig::Kind::kSim) {
-    o.epoch_length = std::chrono::microseconds{0};
-    // Small buffers: full-buffer write-backs (Fig. 2 l.8–10) happen in the
-    // campaigns, and they are verbs, so the scheduler can stop a thread
-    // between tagging its payloads and its DCSS (an epoch advance then
-    // dooms the attempt: the case recovery rule 2 exists for).
-    o.tbp_capacity = 4;
-  }
-  return o;
-}
+using fa::montage_epoch_options;
+constexpr auto epoch_options = &montage_epoch_options;
 fm::HashMapOptions map_options(const fa::Setup& s) {
   fm::HashMapOptions o;
   o.buckets = s.key_range > 0 ? static_cast<std::size_t>(std::min<std::uint64_t>(s.key_range, std::uint64_t{1} << 22)) : 1024;

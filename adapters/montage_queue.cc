@@ -7,6 +7,7 @@
 // thread of its own would run outside the campaign's scheduler), and the
 // crash workload issues a sync every 8 operations on average.
 #include "adapter.h"
+#include "montage_common.h"
 #include "ferrite/montage/internal/faults.h"
 #include "ferrite/montage/ms_queue.h"
 
@@ -17,18 +18,8 @@ namespace fm = ferrite::montage;
 namespace op = ferrite::op;
 namespace mf = fm::fault;
 
-fm::EpochOptions epoch_options(ferrite::pmem::Pool& pool) {
-  fm::EpochOptions o;
-  if (pool.backend().kind == ferrite::persist::BackendConfig::Kind::kSim) {
-    o.epoch_length = std::chrono::microseconds{0};
-    // Small buffers: full-buffer write-backs (Fig. 2 l.8–10) happen in the
-    // campaigns, and they are verbs, so the scheduler can stop a thread
-    // between tagging its payloads and its DCSS (an epoch advance then
-    // dooms the attempt: the case recovery rule 2 exists for).
-    o.tbp_capacity = 4;
-  }
-  return o;
-}
+using fa::montage_epoch_options;
+constexpr auto epoch_options = &montage_epoch_options;
 
 template <unsigned F>
 struct MontageQueue {

@@ -1,0 +1,27 @@
+// adapters/montage_common.h — what the nbMontage adapters share: the epoch
+// options a structure gets under the crash simulator and in the benchmark.
+#pragma once
+
+#include <chrono>
+
+#include "ferrite/montage/epoch_sys.h"
+#include "ferrite/pmem/pool.h"
+
+namespace ferrite::adapters {
+
+inline montage::EpochOptions montage_epoch_options(pmem::Pool& pool) {
+  montage::EpochOptions o;
+  if (pool.backend().kind == persist::BackendConfig::Kind::kSim) {
+    // Epochs advance only on sync under the simulator (no background
+    // advancer: a campaign's run is then one seed, one history).
+    o.epoch_length = std::chrono::microseconds{0};
+    // Small buffers: full-buffer write-backs (Fig. 2 l.8–10) happen in the
+    // campaigns, and they are verbs, so the scheduler can stop a thread
+    // between tagging its payloads and its DCSS (an epoch advance then
+    // dooms the attempt: the case recovery rule 2 exists for).
+    o.tbp_capacity = 4;
+  }
+  return o;
+}
+
+}  // namespace ferrite::adapters
