@@ -8,6 +8,8 @@
 //   psync()             wait until earlier pwbs are durable
 //   ofence(), dfence()  HOPS ordering / durability fence
 //   persist_barrier(), new_strand(), join_strand()   strand persistency
+//   store(p, v), store_bytes(p, src, n)   an annotated store (for the HOPS
+//                       and strand models, in which stores persist)
 //   declare_store(p, n) not a verb: an annotation for the crash simulator
 //                       ("n bytes at p were stored as one non-atomic,
 //                       multi-word unit"); free on real backends
@@ -47,6 +49,7 @@
 #include <source_location>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace ferrite::persist {
 
@@ -91,6 +94,10 @@ struct Backend {
   // of each verb before it is issued; false suppresses the verb (neither
   // counted nor issued).
   bool (*site)(const std::source_location& where, Verb v) = nullptr;
+  // nullptr on every backend but the crash simulator's: an annotated store
+  // (persist::store) for persistency models in which stores, not
+  // write-backs, are what persists (HOPS, strand persistency).
+  void (*stored)(const void* p, std::size_t n) = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -212,6 +219,24 @@ inline void declare_store(const void* p, std::size_t n) {
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
   if (b->declare_store != nullptr) [[unlikely]]
     b->declare_store(p, n);
+}
+
+// Annotated stores: code written for a persistency model in which stores
+// persist by themselves (HOPS's persist buffers, StrandWeaver's strand
+// buffers) stores to the pool through these, so the crash simulator's model
+// sees each store in program order. On real backends a plain store (and a
+// load and a not-taken branch): under x86 the same code still needs its
+// pwbs. The store is a single-writer store to the pool, not an atomic.
+inline void store_bytes(void* dst, const void* src, std::size_t n) {
+  __builtin_memcpy(dst, src, n);
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->stored != nullptr) [[unlikely]]
+    b->stored(dst, n);
+}
+template <class T>
+inline void store(T* dst, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>, "persist::store copies bytes");
+  store_bytes(dst, &v, sizeof(T));
 }
 
 // Convenience: pwb over the range, then psync.
