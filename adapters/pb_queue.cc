@@ -37,3 +37,6 @@ FERRITE_REGISTER_ADAPTER(PBQueue<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOutsideFence>,
                          fa::ferrite_broken("pb-queue", "pbcomb", "no-outside-fence",
                              "PBqueue's stamped rounds without the pfence between the nodes' and the record's write-backs"));
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kHeadOnly>,
+                         fa::ferrite_broken("pb-queue", "pbcomb", "head-only",
+                             "PBqueue's stamped rounds write back the record's head line only, not the changed (response, tag) lines"));

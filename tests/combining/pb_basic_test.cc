@@ -80,6 +80,35 @@ TEST(PBCombFloat, PersistenceVerbsPerRound) {
   EXPECT_DOUBLE_EQ(f->combining_degree(), 1.0);
 }
 
+// Layout v3: a round writes back the head line (stamp, state) and only the
+// entry lines it changed. An 8-thread PBQueue's record: head + state in
+// line 0 with threads 0-1's (response, tag) pairs, threads 2-5 in line 1,
+// 6-7 in line 2. A dequeue touches no node.
+TEST(PBQueue, RoundWritesBackOnlyTheLinesItChanged) {
+  TempPool tp("qlines");
+  auto q = fc::PBQueue<>::create(*tp, "q", 8);
+  std::uint64_t seq0 = 0, seq7 = 0;
+  for (int i = 1; i <= 200; ++i) q->enqueue(0, ++seq0, i);
+  auto lines_per_dequeue = [&](int tid, std::uint64_t& seq) {
+    q->dequeue(tid, ++seq);  // warm: both records hold this thread's last pair
+    q->dequeue(tid, ++seq);
+    const auto before = ferrite::persist::thread_counters();
+    for (int i = 0; i < 50; ++i) q->dequeue(tid, ++seq);
+    const auto d = ferrite::persist::thread_counters() - before;
+    EXPECT_EQ(d[ferrite::persist::Verb::kPsync], 50u);
+    return d[ferrite::persist::Verb::kPwb];
+  };
+  EXPECT_EQ(lines_per_dequeue(0, seq0), 50u);   // line 0 only
+  EXPECT_EQ(lines_per_dequeue(7, seq7), 100u);  // line 0 (stamp, head) + line 2 (thread 7's pair)
+  // The paper's round writes back the whole record and MIndex: 3 + 1 lines.
+  auto paper = fc::PBQueue<fc::kPaperRound>::create(*tp, "paper", 8);
+  std::uint64_t ps = 0;
+  for (int i = 1; i <= 10; ++i) paper->enqueue(0, ++ps, i);
+  const auto before = ferrite::persist::thread_counters();
+  for (int i = 0; i < 5; ++i) paper->dequeue(0, ++ps);
+  EXPECT_EQ((ferrite::persist::thread_counters() - before)[ferrite::persist::Verb::kPwb], 20u);
+}
+
 TEST(PBStack, LifoAndReopen) {
   TempPool tp("stack");
   {

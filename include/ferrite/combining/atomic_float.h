@@ -53,7 +53,7 @@ struct AtomicFloatObject {
 
 struct PBAtomicFloatRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424146;  // "PBAF"
-  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
+  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBAtomicFloat";
   PBCombRoot comb;
   explicit PBAtomicFloatRoot(const PBCombRoot& c)
@@ -72,8 +72,8 @@ class PBAtomicFloat {
     if (threads <= 0) throw std::invalid_argument("PBAtomicFloat: threads must be > 0");
     AtomicFloatObject obj;
     const RecLayout l = Comb::layout_for(obj, threads);
-    void* r0 = pool.heap().alloc(l.total(), alloc_tid);
-    void* r1 = pool.heap().alloc(l.total(), alloc_tid);
+    void* r0 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
+    void* r1 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
     Comb::format(obj, threads, r0, r1);
     auto* root = pool.create_root<PBAtomicFloatRoot>(
         name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),

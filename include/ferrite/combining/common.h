@@ -126,6 +126,16 @@ struct CombineStats {
   }
 };
 
+// ------------------------------------------------------------- records
+// StateRec blocks are allocated in whole cache lines, so the two records of
+// a PBcomb instance (and a PWFcomb thread's two) never share a line: a
+// combiner writing one must not invalidate the line that readers of the
+// other are copying, and a pwb of one must not write back the other. The
+// layout (rec_bytes) keeps the exact size; only the block is rounded.
+inline std::size_t record_block_bytes(std::size_t bytes) {
+  return (bytes + persist::kCacheLine - 1) & ~(persist::kCacheLine - 1);
+}
+
 // LineWriteback (persist/line_writeback.h): one pwb per distinct line of
 // consecutively allocated nodes (persistence principle 3).
 using persist::LineWriteback;

@@ -48,7 +48,7 @@ inline constexpr int kPBHeapMaxCapacity = 1024;
 
 struct PBHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424850;  // "PBHP"
-  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
+  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBHeap";
   PBCombRoot comb;
   std::uint64_t capacity;
@@ -141,8 +141,8 @@ class PBHeap {
     check_capacity(capacity);
     PBHeapObject obj(capacity);
     const RecLayout l = Comb::layout_for(obj, threads);
-    void* r0 = pool.heap().alloc(l.total(), alloc_tid);
-    void* r1 = pool.heap().alloc(l.total(), alloc_tid);
+    void* r0 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
+    void* r1 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
     Comb::format(obj, threads, r0, r1);
     auto* root = pool.create_root<PBHeapRoot>(
         name,

@@ -74,7 +74,7 @@ static_assert(sizeof(PBQueueNode) == 16);
 
 struct PBQueueRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425155;  // "PBQU"
-  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
+  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBQueue";
   PBCombRoot enq;  // IE: EState[0..1], EIndex
   PBCombRoot deq;  // ID: DState[0..1], DIndex
@@ -253,10 +253,10 @@ class PBQueue {
     DeqObject dobj(&tmp);
     const RecLayout le = EnqComb::layout_for(eo, threads);
     const RecLayout ld = DeqComb::layout_for(dobj, threads);
-    void* e0 = pool.heap().alloc(le.total(), alloc_tid);
-    void* e1 = pool.heap().alloc(le.total(), alloc_tid);
-    void* d0 = pool.heap().alloc(ld.total(), alloc_tid);
-    void* d1 = pool.heap().alloc(ld.total(), alloc_tid);
+    void* e0 = pool.heap().alloc(record_block_bytes(le.total()), alloc_tid);
+    void* e1 = pool.heap().alloc(record_block_bytes(le.total()), alloc_tid);
+    void* d0 = pool.heap().alloc(record_block_bytes(ld.total()), alloc_tid);
+    void* d1 = pool.heap().alloc(record_block_bytes(ld.total()), alloc_tid);
     auto* root = pool.create_root<PBQueueRoot>(
         name,
         PBCombRoot(e0, e1, le.total(), static_cast<std::uint32_t>(threads),

@@ -65,7 +65,7 @@ struct PBStackOptions {
 
 struct PBStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425354;  // "PBST"
-  static constexpr std::uint32_t kTypeVersion = 2;  // v2: StateRecs carry a round stamp; PBCombRoot::design
+  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBStack";
   PBCombRoot comb;
   explicit PBStackRoot(const PBCombRoot& c)
@@ -176,8 +176,8 @@ class PBStack {
     if (threads <= 0) throw std::invalid_argument("PBStack: threads must be > 0");
     Object obj(&pool.heap(), opts);
     const RecLayout l = Comb::layout_for(obj, threads);
-    void* r0 = pool.heap().alloc(l.total(), alloc_tid);
-    void* r1 = pool.heap().alloc(l.total(), alloc_tid);
+    void* r0 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
+    void* r1 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
     Comb::format(obj, threads, r0, r1);
     auto* root = pool.create_root<PBStackRoot>(
         name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),

@@ -18,9 +18,11 @@
 // Two round designs (PBCombRoot::design, chosen at compile time):
 //  * stamped (the default, Ferrite's): each StateRec carries a round stamp
 //    and a checksum, so recovery finds the newest complete record without
-//    MIndex. A round writes the record, writes back its used prefix as ONE
-//    range and issues ONE psync (plus one pfence before it only when the
-//    round wrote nodes outside the record). MIndex is a volatile hint.
+//    MIndex. A round writes the record, writes back the lines of it that
+//    changed (header and state as one range; of the per-thread response
+//    pairs, only changed lines) and issues ONE psync (plus one pfence
+//    before it only when the round wrote nodes outside the record). MIndex
+//    is a volatile hint.
 //  * paper (kPaperRound, the ablation `*-paper`): Alg. 2 l.22–27 exactly:
 //    pwb(StateRec), pfence, MIndex, pwb(MIndex), psync.
 //
@@ -28,13 +30,17 @@
 // PBCombRoot):
 //   PBCombRoot { rec[2], rec_bytes, threads n, state_bytes, tag kind,
 //                design, MIndex (alone on its cache line) }
-//   StateRec (heap block, 64-byte aligned) =
-//     [ stamp : u64 ][ checksum : u64 ][ ReturnVal[n] : u64 ]
-//     [ tag[n] : u8 bit or u64 seq ][ state ... ]
-//   The stamp, responses and tags come first so that "everything this
-//   round wrote" is one contiguous prefix: header + ReturnVal + tags + the
-//   state's used prefix (Policy::used_bytes), persisted by ONE pwb range
-//   (persistence principle 3; a bounded heap persists only its used keys).
+//   StateRec (heap block of whole cache lines, 64-byte aligned) =
+//     [ stamp : u64 ][ checksum : u64 ][ state (state_bytes, 8-aligned) ]
+//     [ (ReturnVal[q] : u64, tag[q] : u64) for q in 0..n-1 ]
+//   The header and the state come first and each thread's response and tag
+//   share one 16-byte pair, so a round that serves few threads of a record
+//   sized for many modifies few lines: with a small state the header, the
+//   state and the first two threads' pairs are one cache line. A round
+//   writes back the header and the state's used prefix (Policy::used_bytes:
+//   a bounded heap persists only its used keys) and, of the pair area, only
+//   the lines it changed (layout v3; v2 kept ReturnVal[n] and tag[n] apart,
+//   so one served thread dirtied three lines of an 8-thread record).
 //
 // Tags. The paper keeps one Deactivate bit per thread and uses seq mod 2 as
 // the activate bit (TagKind::kBit). A structure built from two instances
@@ -93,6 +99,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferrite/combining/common.h"
@@ -162,16 +169,24 @@ static_assert(sizeof(PBCombRoot) == 128);
 static_assert(offsetof(PBCombRoot, design) == 36);
 static_assert(offsetof(PBCombRoot, mindex) == 64);
 
-// Byte layout of a StateRec for n threads: the stamp header, then
-// ReturnVal[n], tags, the state.
-//   header (kHeader = 16 bytes) = { stamp u64, checksum u64 }
+// Byte layout of a StateRec for n threads (layout v3):
+//   [ stamp u64 ][ checksum u64 ][ Deactivate bits: ceil(n/64) u64, kBit only ]
+//   [ state (state_bytes) ][ entry[0..n-1] ]    (state_bytes <= 64)
+//   [ entry[0..n-1] ][ state (state_bytes) ]    (a larger state: entries_first)
+//   entry[q] = ReturnVal[q] u64 (kBit; 8 bytes) or (ReturnVal[q], tag[q]) u64
+//   pair (kSeq; 16 bytes, 16-aligned: never straddles two lines).
+// The "head" [0, state_off + used) is the stamp, the checksum, the paper's
+// Deactivate bits (kBit) and the state's used prefix (and, entries_first,
+// every entry). With a small state the responses come last, each thread's
+// alone (with its tag), so a round that serves a few threads of a record
+// sized for many changes a few lines; the head and the first entries share
+// one line (a 4-thread AtomicFloat: 16 + 8 + 8 + 32 = 64 bytes).
 //   stamp = round | len << 40. round (mod 2^40): the round that wrote the
-//   record (0 for both formatted records); len (< 2^24): the bytes after the
-//   header the round wrote back (ReturnVal + tags + the state's used
-//   prefix); checksum: rec_checksum over the stamp and those len bytes.
-//   16 bytes, not more, so that the record of a 4-thread AtomicFloat is
-//   still one cache line (one pwb per round). Only the stamped round uses
-//   the header; the paper's round leaves it as format wrote it.
+//   record (0 for both formatted records); len (< 2^24): the state's used
+//   prefix in bytes; checksum: rec_checksum over the stamp, the rest of the
+//   head and the n entries (everything a reader of the record uses).
+//   Only the stamped round uses stamp and checksum; the paper's round
+//   leaves them as format wrote them.
 struct RecLayout {
   static constexpr std::size_t kHeader = 16;
   static constexpr unsigned kRoundBits = 40;
@@ -184,14 +199,36 @@ struct RecLayout {
   TagKind tag = TagKind::kBit;
   std::size_t state_bytes = 0;
 
-  std::size_t ret_off() const { return kHeader; }
-  std::size_t tag_off() const { return kHeader + 8 * static_cast<std::size_t>(n); }
-  std::size_t tag_size() const {
-    return tag == TagKind::kBit ? static_cast<std::size_t>(n) : 8 * static_cast<std::size_t>(n);
+  constexpr std::size_t nu() const { return static_cast<std::size_t>(n); }
+  constexpr std::size_t bits_bytes() const { return tag == TagKind::kBit ? 8 * ((nu() + 63) / 64) : 0; }
+  constexpr std::size_t entry_size() const { return tag == TagKind::kBit ? 8 : 16; }
+  static constexpr std::size_t round_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 1); }
+  // A state larger than a line (a bounded heap's array) comes after the
+  // entries instead, so that its used prefix and the entries stay one
+  // contiguous range: the state's lines past its used prefix are never
+  // written back, and a small heap's round is still one line.
+  constexpr bool entries_first() const { return state_bytes > 64; }
+  constexpr std::size_t entry_off() const {
+    return entries_first() ? round_up(kHeader + bits_bytes(), entry_size())
+                           : round_up(kHeader + bits_bytes() + state_bytes, entry_size());
   }
-  std::size_t state_off() const { return (tag_off() + tag_size() + 7) & ~std::size_t{7}; }
-  std::size_t total() const { return state_off() + state_bytes; }
+  constexpr std::size_t state_off() const {
+    return entries_first() ? entry_off() + entries_bytes() : kHeader + bits_bytes();
+  }
+  constexpr std::size_t entries_bytes() const { return entry_size() * nu(); }
+  constexpr std::size_t ret_off(int q) const { return entry_off() + entry_size() * static_cast<std::size_t>(q); }
+  // kSeq: the tag's offset; kBit: the offset of the word holding bit q % 64.
+  constexpr std::size_t tag_off(int q) const {
+    return tag == TagKind::kBit ? kHeader + 8 * (static_cast<std::size_t>(q) / 64) : ret_off(q) + 8;
+  }
+  constexpr std::size_t total() const {
+    return entries_first() ? state_off() + state_bytes : entry_off() + entries_bytes();
+  }
 };
+static_assert(RecLayout{4, TagKind::kBit, 8}.total() == 64, "a 4-thread AtomicFloat's record is one line");
+static_assert(RecLayout{1, TagKind::kBit, 8200}.state_off() == 32, "a 1-thread heap's entry precedes its state");
+static_assert(RecLayout{2, TagKind::kSeq, 8}.entry_off() == 32 && RecLayout{2, TagKind::kSeq, 8}.total() == 64,
+              "a 2-thread record of an 8-byte state with seq tags is one line");
 
 // Accessors for one StateRec. ReturnVal and tags are read by waiting threads
 // while a later combiner may be overwriting a (no longer current) record
@@ -202,35 +239,27 @@ struct RecView {
   char* base;
   const RecLayout* layout;
 
-  std::uint64_t ret(int q) const {
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + layout->ret_off() + 8 * q))
-        .load(std::memory_order_relaxed);
-  }
-  void set_ret(int q, std::uint64_t v) const {
-    std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + layout->ret_off() + 8 * q))
-        .store(v, std::memory_order_relaxed);
-  }
+  std::uint64_t ret(int q) const { return word_at(layout->ret_off(q)).load(std::memory_order_relaxed); }
+  void set_ret(int q, std::uint64_t v) const { word_at(layout->ret_off(q)).store(v, std::memory_order_relaxed); }
   // The stamp header's words (0 stamp, 1 checksum). Written only by
   // the combiner that owns the record and by format; read by recovery and
   // by the next combiner (under the lock).
   std::uint64_t& word(int i) const { return reinterpret_cast<std::uint64_t*>(base)[i]; }
   std::uint64_t tag(int q) const {
-    char* t = base + layout->tag_off();
-    if (layout->tag == TagKind::kBit)
-      return std::atomic_ref<std::uint8_t>(*reinterpret_cast<std::uint8_t*>(t + q))
-          .load(std::memory_order_relaxed);
-    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(t + 8 * q))
-        .load(std::memory_order_relaxed);
+    const std::uint64_t w = word_at(layout->tag_off(q)).load(std::memory_order_relaxed);
+    return layout->tag == TagKind::kBit ? (w >> (q % 64)) & 1u : w;
   }
-  // Stores the tag of request `seq` (its low bit for kBit).
+  // Stores the tag of request `seq` (its low bit for kBit). Only the
+  // combiner writing this record stores: a load + store, not an RMW.
   void set_tag(int q, std::uint64_t seq) const {
-    char* t = base + layout->tag_off();
-    if (layout->tag == TagKind::kBit)
-      std::atomic_ref<std::uint8_t>(*reinterpret_cast<std::uint8_t*>(t + q))
-          .store(static_cast<std::uint8_t>(seq & 1), std::memory_order_relaxed);
-    else
-      std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(t + 8 * q))
-          .store(seq, std::memory_order_relaxed);
+    auto w = word_at(layout->tag_off(q));
+    if (layout->tag == TagKind::kSeq) {
+      w.store(seq, std::memory_order_relaxed);
+      return;
+    }
+    const std::uint64_t bit = std::uint64_t{1} << (q % 64);
+    const std::uint64_t old = w.load(std::memory_order_relaxed);
+    w.store((seq & 1) != 0 ? old | bit : old & ~bit, std::memory_order_relaxed);
   }
   // Has request `seq` of q been applied in this record?
   bool served(int q, std::uint64_t seq) const {
@@ -238,40 +267,48 @@ struct RecView {
     return layout->tag == TagKind::kBit ? t == (seq & 1) : t == seq;
   }
   void* state() const { return base + layout->state_off(); }
+  std::atomic_ref<std::uint64_t> word_at(std::size_t off) const {
+    return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(base + off));
+  }
 };
 
-// The stamped record's checksum: a 64-bit hash of (the stamp word, the len
-// bytes after the header), word by word through splitmix64's finalizer. A
-// record torn between two rounds' contents (some lines or words of each)
-// fails it except with probability about 2^-64.
-inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp) {
-  const std::uint64_t len = RecLayout::len_of(stamp);
+// The stamped record's checksum: a 64-bit hash of (the stamp word, the
+// Deactivate bits, the state's len used bytes, the n entries), word by word through splitmix64's
+// finalizer. A record torn between two rounds' contents (some lines or
+// words of each) fails it except with probability about 2^-64.
+inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const RecLayout& l) {
   auto mix = [](std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
   std::uint64_t h = mix(stamp ^ 0x9e3779b97f4a7c15ULL);
-  const char* p = rec + RecLayout::kHeader;
-  std::size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = mix(h ^ w) + i;
-  }
-  if (i < len) {
-    std::uint64_t w = 0;
-    std::memcpy(&w, p + i, len - i);
-    h = mix(h ^ w ^ (std::uint64_t{0xff} << 56));
-  }
+  std::size_t pos = 0;  // position in the hashed sequence (state, then pairs)
+  auto hash = [&](const char* p, std::size_t len) {
+    std::size_t i = 0;
+    for (; i + 8 <= len; i += 8, pos += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      h = mix(h ^ w) + pos;
+    }
+    if (i < len) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, p + i, len - i);
+      h = mix(h ^ w ^ (std::uint64_t{0xff} << 56)) + pos;
+      pos += 8;
+    }
+  };
+  hash(rec + RecLayout::kHeader, l.bits_bytes());
+  hash(rec + l.state_off(), RecLayout::len_of(stamp));
+  hash(rec + l.entry_off(), l.entries_bytes());
   return h;
 }
 
-// Is record `rec` a complete stamped record (its checksum verifies, its len
-// fits)? `room` = the bytes after the header the block has.
-inline bool rec_valid(const char* rec, std::size_t room) {
+// Is record `rec` a complete stamped record (its len fits the state, its
+// checksum verifies)?
+inline bool rec_valid(const char* rec, const RecLayout& l) {
   const auto* w = reinterpret_cast<const std::uint64_t*>(rec);
-  return RecLayout::len_of(w[0]) <= room && w[1] == rec_checksum(rec, w[0]);
+  return RecLayout::len_of(w[0]) <= l.state_bytes && w[1] == rec_checksum(rec, w[0], l);
 }
 
 // Stamped design: the current record is the valid one with the newer
@@ -281,15 +318,13 @@ inline bool rec_valid(const char* rec, std::size_t room) {
 // round1 - round0 (mod 2^40) is in [1, 2^39). `check` false trusts the
 // rounds without the checksums (the kNoChecksumCheck broken variant).
 inline int pbcomb_stamped_current(const PBCombRoot& r, const RecLayout& l, bool check = true) {
-  const std::size_t room = r.rec_bytes - RecLayout::kHeader;
   bool ok[2];
   std::uint64_t round[2];
   for (int i = 0; i < 2; ++i) {
     const char* rec = static_cast<const char*>(r.rec[i]);
-    ok[i] = !check || rec_valid(rec, room);
+    ok[i] = !check || rec_valid(rec, l);
     round[i] = RecLayout::round_of(reinterpret_cast<const std::uint64_t*>(rec)[0]);
   }
-  (void)l;
   if (ok[0] && ok[1]) {
     const std::uint64_t d = (round[1] - round[0]) & RecLayout::kRoundMask;
     return d != 0 && d < (std::uint64_t{1} << (RecLayout::kRoundBits - 1)) ? 1 : 0;
@@ -335,7 +370,7 @@ class PBComb {
 
   static RecLayout layout_for(const Policy& pol, int n) {
     const RecLayout l{n, kTag, pol.state_bytes()};
-    if (l.total() - RecLayout::kHeader > RecLayout::kMaxLen)
+    if (l.state_bytes > RecLayout::kMaxLen)
       throw std::invalid_argument("PBcomb: a StateRec of " + std::to_string(l.total()) +
                                   " bytes exceeds the stamped record's 16 MiB");
     return l;
@@ -356,8 +391,8 @@ class PBComb {
       char* st = static_cast<char*>(r) + l.state_off();
       pol.init_state(st);
       auto* w = static_cast<std::uint64_t*>(r);
-      w[0] = RecLayout::stamp(0, l.state_off() - RecLayout::kHeader + pol.used_bytes(st));
-      w[1] = rec_checksum(static_cast<char*>(r), w[0]);
+      w[0] = RecLayout::stamp(0, pol.used_bytes(st));  // bits 0: tags 0
+      w[1] = rec_checksum(static_cast<char*>(r), w[0], l);
       // PERSIST: initial MemState[0..1] (Alg. 1 "initially") written back;
       // the caller's fence makes them durable before anything names them.
       persist::pwb(r, l.total());
@@ -395,6 +430,8 @@ class PBComb {
     }
     requests_ = std::vector<RequestSlot>(static_cast<std::size_t>(threads));
     next_seq_ = std::vector<sync::CachePadded<std::uint64_t>>(static_cast<std::size_t>(threads));
+    pair_skew_ = layout_.entry_off() % persist::kCacheLine;
+    pair_dirty_.assign((pair_skew_ + layout_.entries_bytes() + persist::kCacheLine - 1) / persist::kCacheLine, 0);
     active_.resize(static_cast<std::size_t>(threads));
     active_tag_.resize(static_cast<std::size_t>(threads));
     resp_.resize(static_cast<std::size_t>(threads));
@@ -544,6 +581,7 @@ class PBComb {
     for (std::size_t i = 0; i < k; ++i) {
       dst.set_ret(active_[i].tid, resp_[i]);
       dst.set_tag(active_[i].tid, active_tag_[i]);
+      mark_pair(active_[i].tid);
     }
     stats_.record(k);
 
@@ -553,9 +591,9 @@ class PBComb {
     // (new nodes, the old tail's next) — Alg. 5 l.19, 23, 24 — before the
     // StateRec and MIndex.
     pol_->before_persist(dst.state(), p);
-    // PERSIST: Alg. 2 l.22 — responses + tags + the state's used prefix:
-    // one contiguous range.
-    persist::pwb(dst.base, layout_.state_off() + pol_->used_bytes(dst.state()));
+    // PERSIST: Alg. 2 l.22 — the StateRec: the head (bits, the state's used
+    // prefix) and every response, as one range when the state is all used.
+    write_back_head_and(dst, layout_.state_off() + pol_->used_bytes(dst.state()), /*all entries=*/true);
     // PERSIST: l.23 — the StateRec's write-backs are ordered before the
     // MIndex store/write-back (else MIndex may be durable while part of the
     // record is not: a served request with a lost effect).
@@ -599,14 +637,18 @@ class PBComb {
     const bool outside = pol_->before_persist(dst.state(), p);
     if constexpr ((Faults & kNoOutsideFence) == 0)
       if (outside) persist::pfence();
-    const std::uint64_t len = layout_.state_off() - RecLayout::kHeader + pol_->used_bytes(dst.state());
+    const std::uint64_t len = pol_->used_bytes(dst.state());
     const std::uint64_t stamp = RecLayout::stamp(RecLayout::round_of(src.word(0)) + 1, len);
     dst.word(0) = stamp;
-    dst.word(1) = rec_checksum(dst.base, stamp);
-    // PERSIST: l.22 + l.26 in one — the record (stamp, responses, tags,
-    // the state's used prefix) as one range; l.27 — durable before any
-    // served thread may return.
-    persist::pwb(dst.base, RecLayout::kHeader + len);
+    dst.word(1) = rec_checksum(dst.base, stamp, layout_);
+    // PERSIST: l.22 + l.26 in one — the record's lines this round changed:
+    // the header and the state's used prefix (one range), and the lines of
+    // the (response, tag) pairs that differ from what dst held. The others
+    // hold what dst's own last write-back made durable (or, after a
+    // restart, what the media holds: working == media at attach), so the
+    // whole record is durable after the psync; l.27 — before any served
+    // thread may return.
+    write_back_head_and(dst, layout_.state_off() + len, /*all entries=*/false);
     if constexpr ((Faults & kNoPsyncBeforeUnlock) == 0) persist::psync();
     // l.24 and l.25 as in the paper (ORDER as there); MIndex is not written
     // back: recovery recomputes it from the stamps.
@@ -618,13 +660,48 @@ class PBComb {
     return resp;
   }
 
-  void copy_rec(const RecView& src, const RecView& dst) const {
+  // l.15. Also notes which pair lines of dst change (pair_dirty_).
+  void copy_rec(const RecView& src, const RecView& dst) {
+    std::fill(pair_dirty_.begin(), pair_dirty_.end(), std::uint8_t{0});
     for (int q = 0; q < n_; ++q) {
-      dst.set_ret(q, src.ret(q));
-      dst.set_tag(q, src.tag(q));
+      const std::uint64_t r = src.ret(q), t = src.tag(q);
+      const bool ret_same = dst.ret(q) == r;
+      if (ret_same && dst.tag(q) == t) continue;
+      dst.set_ret(q, r);
+      dst.set_tag(q, t);
+      // A kBit tag lives in the head (always written back).
+      if (!ret_same || kTag == TagKind::kSeq) mark_pair(q);
     }
     std::memcpy(dst.state(), src.state(), pol_->used_bytes(src.state()));
     persist::declare_store(dst.state(), pol_->used_bytes(src.state()));  // CRASH: a memcpy may tear (crash/model.h)
+  }
+
+  void mark_pair(int q) { pair_dirty_[(layout_.ret_off(q) - layout_.entry_off() + pair_skew_) / persist::kCacheLine] = 1; }
+
+  // Writes back [dst, dst + head) and the entry lines marked dirty (`all`:
+  // every entry line) that range does not cover, merging neighbours into
+  // one range (and into the head's range when they adjoin it). The ranges
+  // are computed first and issued from one call site, so mutation testing
+  // (crash/sites.h) removes the record's write-back as a whole.
+  void write_back_head_and(const RecView& dst, std::size_t head, bool all) {
+    constexpr std::size_t L = persist::kCacheLine;
+    ranges_.clear();
+    ranges_.push_back({0, head});
+    if (!layout_.entries_first() && (Faults & kHeadOnly) == 0) {  // entries_first: the head holds every entry
+      const std::size_t first = layout_.entry_off() / L;  // line of pair_dirty_[0]
+      for (std::size_t i = 0; i < pair_dirty_.size(); ++i) {
+        const std::size_t line = first + i;
+        const std::size_t end = ranges_.back().second;
+        // Clean, or covered: the previous range's pwb writes back its whole last line.
+        if ((!all && pair_dirty_[i] == 0) || line * L < end) continue;
+        const std::size_t to = std::min((line + 1) * L, layout_.total());
+        if (line == (end + L - 1) / L)
+          ranges_.back().second = to;  // the line right after the previous range's last line
+        else
+          ranges_.push_back({line * L, to});
+      }
+    }
+    for (const auto& [from, to] : ranges_) persist::pwb(dst.base + from, to - from);
   }
 
   PBCombRoot* root_;
@@ -636,6 +713,9 @@ class PBComb {
   sync::CachePadded<std::atomic<std::uint64_t>> lock_{0};     // Lock (volatile)
   sync::CachePadded<std::atomic<std::uint64_t>> lockval_{0};  // LockVal (volatile)
   // Combiner-only scratch (under the lock).
+  std::vector<std::uint8_t> pair_dirty_;  // per cache line of the entries: changed this round
+  std::vector<std::pair<std::size_t, std::size_t>> ranges_;  // [from, to) byte ranges to write back
+  std::size_t pair_skew_ = 0;             // entry_off() % kCacheLine
   std::vector<Active> active_;
   std::vector<std::uint64_t> active_tag_;
   std::vector<std::uint64_t> resp_;

@@ -225,7 +225,7 @@ class PWFComb {
       const bool dummy = r == 2u * static_cast<std::uint32_t>(n);
       // Thread p's records come from arena p (consecutive addresses).
       const int owner = dummy ? 0 : static_cast<int>(r / 2);
-      auto* rec = static_cast<std::uint64_t*>(pool.heap().alloc(words * 8, owner));
+      auto* rec = static_cast<std::uint64_t*>(pool.heap().alloc(record_block_bytes(words * 8), owner));
       std::memset(rec, 0, words * 8);
       rec[pwf_detail::kPid] = dummy ? static_cast<std::uint64_t>(n) : r / 2;
       std::memcpy(rec + soff, init_state, Obj::kStateWords * 8);
@@ -268,6 +268,7 @@ class PWFComb {
     // After a restart the S in memory is the durable S.
     durable_ver_.store(pwf_detail::version(s), std::memory_order_relaxed);
     threads_ = std::make_unique<sync::CachePadded<ThreadState>[]>(static_cast<std::size_t>(n));
+    reqs_ = std::make_unique<sync::CachePadded<Request>[]>(static_cast<std::size_t>(n));
     for (int p = 0; p < n; ++p) {
       auto& t = *threads_[static_cast<std::size_t>(p)];
       t.scratch.assign(words_, 0);
@@ -390,8 +391,10 @@ class PWFComb {
     std::atomic<std::int64_t> arg{0};
     std::atomic<std::uint64_t> word{0};
   };
+  // The owner's private state, on its own padded block: the counters and
+  // backoff are written every operation and must not share a line with the
+  // request slots every combiner scans (reqs_).
   struct ThreadState {
-    Request req;
     std::vector<std::uint64_t> scratch;  // DRAM copy the attempt works on
     std::vector<PWFEntry> batch;
     std::uint32_t backoff = 0;
@@ -440,7 +443,7 @@ class PWFComb {
   }
 
   void announce(int p, std::int32_t kind, std::int64_t arg, std::uint64_t seq) {
-    auto& r = threads_[static_cast<std::size_t>(p)]->req;
+    auto& r = *reqs_[static_cast<std::size_t>(p)];
     r.kind.store(kind, std::memory_order_relaxed);
     r.arg.store(arg, std::memory_order_relaxed);
     // ORDER: seq_cst store (xchg) orders the announcement before this
@@ -498,7 +501,7 @@ class PWFComb {
       // l.19–20: collect the active, valid requests.
       t.batch.clear();
       for (int q = 0; q < n_; ++q) {
-        auto& rq = threads_[static_cast<std::size_t>(q)]->req;
+        auto& rq = *reqs_[static_cast<std::size_t>(q)];
         // ORDER: seq_cst load (a plain mov on x86); also acquires kind/arg.
         // A newer announcement than the one our copy lacks can only be read
         // if q's previous request was served after our LL: then S changed
@@ -587,6 +590,9 @@ class PWFComb {
   std::size_t words_ = 0;
   std::uint64_t* recs_[kPWFMaxRecs]{};
   std::unique_ptr<sync::CachePadded<ThreadState>[]> threads_;
+  // Request[p] (Alg. 3), one padded block each: written by p once per
+  // operation, read by every combiner's scan (l.19–20).
+  std::unique_ptr<sync::CachePadded<Request>[]> reqs_;
   // Highest version of S known to be durable (volatile). Replaces the
   // paper's Flush[]/CombRound[][] test (see the header comment).
   alignas(sync::kPadding) std::atomic<std::uint64_t> durable_ver_{0};

@@ -23,6 +23,7 @@ enum Fault : unsigned {
   // PBcomb's stamped round (the default design, pbcomb.h):
   kNoChecksumCheck = 1u << 12,     // recovery trusts the newest round stamp without its checksum
   kNoOutsideFence = 1u << 13,      // no pfence between the nodes' write-backs and the record's
+  kHeadOnly = 1u << 14,            // a round writes back only the record's head, not its changed entry lines
 };
 
 // Not a fault: the PBcomb paper's exact round (Alg. 2 l.22–27: the record's
