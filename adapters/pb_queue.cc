@@ -31,6 +31,9 @@ FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOldTail>,
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kPaperRound>,
                          fa::ferrite_ablation("pb-queue", "pbcomb", "paper",
                              "PBqueue with the paper's rounds (StateRec pwb, pfence, index pwb, psync)"));
+FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoRecycling>,
+                         fa::ferrite_ablation("pb-queue", "pbcomb", "no-rec",
+                             "PBqueue without the per-thread free lists (dequeued nodes freed to the heap)"));
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
                          fa::ferrite_broken("pb-queue", "pbcomb", "no-pfence",
                              "PBqueue's paper rounds without the pfence before the index switch (Alg. 5 l.26 / Alg. 6 l.63)"));

@@ -131,18 +131,19 @@ INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
                            return s;
                          });
 
-TEST(PBCorrectVariants, StackWithoutEliminationOrRecyclingSurvivesEveryCrashPoint) {
+TEST(PBCorrectVariants, StackAndQueueWithoutEliminationOrRecyclingSurviveEveryCrashPoint) {
   for (const auto& model : cr::model_names())
-  for (const char* v : {"correct-no-elim", "correct-no-rec"}) {
+  for (const auto& [st, v] : {std::pair{"pb-stack", "correct-no-elim"}, std::pair{"pb-stack", "correct-no-rec"},
+                              std::pair{"pb-queue", "correct-no-rec"}}) {
     cr::CampaignConfig cfg;
     cfg.model = model;
     cfg.ops = static_cast<std::size_t>(scaled(200, 20));
     cfg.images = 4;
     cfg.seed = 23;
-    auto r = cr::run_campaign(subject("pb-stack", v), cfg);
+    auto r = cr::run_campaign(subject(st, v), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(r.violations, 0u) << v << " [" << model << "]" << describe(r);
-    EXPECT_EQ(r.inconclusive, 0u) << v << " [" << model << "]" << describe(r);
+    EXPECT_EQ(r.violations, 0u) << st << "/" << v << " [" << model << "]" << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << st << "/" << v << " [" << model << "]" << describe(r);
     EXPECT_GT(r.crash_points, 2 * cfg.ops);
   }
 }

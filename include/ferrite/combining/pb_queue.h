@@ -220,8 +220,11 @@ class PBQueueDeqObject {
     // CRASH: the Head move is durable (l.67 done): the old dummies are
     // unreachable from every durable state. DUMMY itself lives in the root.
     auto& fl = sh_->free[static_cast<std::size_t>(tid)].value;
-    for (Node* n : retired_)
-      if (n != sh_->dummy) fl.push_back(n);
+    for (Node* n : retired_) {
+      if (n == sh_->dummy) continue;
+      if constexpr ((Faults & kNoRecycling) != 0) sh_->heap->free(n, tid);  // the ablation: no free lists
+      else fl.push_back(n);
+    }
     retired_.clear();
   }
 

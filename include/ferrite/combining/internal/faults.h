@@ -30,6 +30,10 @@ enum Fault : unsigned {
 // write-back, pfence, MIndex's write-back, psync), kept as an ablation so
 // the stamped round is measured against it in the same run.
 inline constexpr unsigned kPaperRound = 1u << 11;
+// Not a fault: PBqueue without its per-thread free lists (dequeued nodes go
+// back to the pool's heap; enqueues allocate from it) — the PBcomb paper's
+// recycling ablation (§6), `pb-queue-no-rec`.
+inline constexpr unsigned kNoRecycling = 1u << 15;
 
 
 namespace pwf_fault {
