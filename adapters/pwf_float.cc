@@ -45,6 +45,11 @@ FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoHelperPwbS>,
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoPfenceRecord>,
                          fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-pfence",
                              fa::kPWFNoPfence));
+FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kPfenceRecord>,
+                         fa::abstract_only(fa::ferrite_broken("pwfcomb-float", "pwfcomb", "pfence-record",
+                                               "PWFcomb with Alg. 4 l.29 always a pfence (persist::publish_fence "
+                                               "issues a psync where a pfence does not make the record durable)"),
+                                           "on x86 a pfence (sfence) waits for the clwbs, so a pfence is enough there"));
 FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
                          fa::abstract_only(fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-index", fa::kPWFNoIndex),
                                            "its lost round needs a line torn between ordinary stores, which x86's "

@@ -285,9 +285,18 @@ void v_dfence() { sim_verb(persist::Verb::kDfence); }
 void v_join() { sim_verb(persist::Verb::kJoinStrand); }
 void v_new_strand() { sim_verb(persist::Verb::kNewStrand); }
 
+// persist::pfence_is_durable: true under the models whose pfence makes the
+// thread's write-backs durable (x86: an sfence waits for its clwbs); false
+// under `abstract` (a pfence only orders) and with no pool attached.
+bool sim_pfence_durable() {
+  Sim& s = g();
+  std::lock_guard<std::mutex> lk(s.mu);
+  return s.model != nullptr && s.model->name() == "x86";
+}
+
 const persist::Backend kTable{"sim",    &sim_pwb,      &v_pfence, &v_psync, &v_ofence, &v_dfence,
                               &v_barrier, &v_new_strand, &v_join,   &sim_declare_store,
-                              &sites::on_site};
+                              &sites::on_site, nullptr, &sim_pfence_durable};
 
 [[noreturn]] void sys_fail(const char* what) {
   throw std::system_error(errno, std::generic_category(), std::string("crash simulator: ") + what);

@@ -101,7 +101,8 @@ const Backend* intern(const Backend& b) {
   for (const auto& t : g_tables)
     if (t.name == b.name && t.pwb_line == b.pwb_line && t.pfence == b.pfence &&
         t.psync == b.psync && t.dfence == b.dfence && t.join_strand == b.join_strand &&
-        t.declare_store == b.declare_store && t.site == b.site && t.stored == b.stored)
+        t.declare_store == b.declare_store && t.site == b.site && t.stored == b.stored &&
+        t.pfence_durable == b.pfence_durable)
       return &t;
   g_tables.push_back(b);
   return &g_tables.back();

@@ -91,6 +91,39 @@ TEST(Persist, EveryBackendRunsEveryVerb) {
   }
 }
 
+// publish_fence is the paper's pfence on every real (x86) backend: nosync
+// keeps it and emulated:NS charges no media delay for it, as for any pfence.
+TEST(Persist, PublishFenceIsAPfenceOnEveryX86Backend) {
+  BackendGuard g;
+  for (const char* text : {"hardware", "off", "nosync", "emulated:100"}) {
+    SCOPED_TRACE(text);
+    fp::BackendConfig cfg;
+    ASSERT_TRUE(fp::parse_backend(text, &cfg));
+    fp::install(fp::make_backend(cfg));
+    EXPECT_TRUE(fp::pfence_is_durable());
+    fp::reset_counters();
+    fp::publish_fence();
+    EXPECT_EQ(fp::thread_counters()[fp::Verb::kPfence], 1u);
+    EXPECT_EQ(fp::thread_counters()[fp::Verb::kPsync], 0u);
+  }
+}
+
+// Stores through persist::store reach memory on every real backend.
+TEST(Persist, AnnotatedStoresStoreOnEveryBackend) {
+  BackendGuard g;
+  for (const char* text : {"hardware", "off", "emulated:100"}) {
+    fp::BackendConfig cfg;
+    ASSERT_TRUE(fp::parse_backend(text, &cfg));
+    fp::install(fp::make_backend(cfg));
+    std::uint64_t x = 0;
+    fp::store(&x, std::uint64_t{7});
+    EXPECT_EQ(x, 7u);
+    char buf[24] = {};
+    fp::store_bytes(buf, "annotated stores", 17);
+    EXPECT_STREQ(buf, "annotated stores");
+  }
+}
+
 TEST(Persist, OffBackendIssuesNothingButStillCounts) {
   BackendGuard g;
   fp::BackendConfig cfg;

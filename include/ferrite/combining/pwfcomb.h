@@ -46,8 +46,8 @@
 //      served its request (see "helper write-back" below).
 //
 // Persistence and recovery:
-//   - A combiner persists its record (l.28), fences (l.29, issued as psync:
-//     see there), SC (l.31), then
+//   - A combiner persists its record (l.28), fences (l.29, a publish_fence:
+//     pfence on x86, psync under the abstract model; see there), SC (l.31), then
 //     pwb(&S) + psync (l.32–33) before it returns or reuses any record/node.
 //   - Helper write-back (l.38–48): a thread whose request was served by
 //     another combiner persists S unless the durable S is known to be recent
@@ -543,14 +543,17 @@ class PWFComb {
       obj_.persist_side(p);          // PERSIST: new nodes before the record and S
       persist::pwb(mine, used * 8);  // PERSIST: Alg. 4 l.28 (one range: bits, ReturnVal, state)
       if constexpr ((kFaults & pwf_fault::kNoPfenceRecord) == 0) {
-        // PERSIST: Alg. 4 l.29. The paper's pfence, issued as psync: on x86
-        // both are the same sfence (which waits for the clwbs), but under
-        // the paper's abstract model — and the crash simulator's — a pfence
-        // orders only this thread's write-backs, while a *helper* (l.44–46,
-        // another thread) may make S durable as soon as it reads our SC's
-        // value. The record (and the nodes of persist_side) must therefore
-        // be durable, not just ordered, before the SC publishes it.
-        persist::psync();
+        // PERSIST: Alg. 4 l.29. A *helper* (l.44–46, another thread) may
+        // make S durable as soon as it reads our SC's value, so the record
+        // (and the nodes of persist_side) must be durable, not just
+        // ordered, before the SC publishes it. On x86 the paper's pfence
+        // (an sfence, which waits for the clwbs) gives that; under the
+        // abstract model a pfence orders only this thread's write-backs, so
+        // there it takes a psync. publish_fence issues whichever the
+        // backend needs, so nosync and emulated:NS treat PWFcomb's l.29
+        // like PBcomb's pfence (an ordering, not a durability wait).
+        if constexpr ((kFaults & pwf_fault::kPfenceRecord) != 0) persist::pfence();  // BROKEN under abstract
+        else persist::publish_fence();
       }
       std::uint64_t expected = s;
       const std::uint64_t ns = make_s(version(s) + 1, static_cast<std::uint32_t>(2 * p + ind));

@@ -10,6 +10,8 @@
 //   persist_barrier(), new_strand(), join_strand()   strand persistency
 //   store(p, v), store_bytes(p, src, n)   an annotated store (for the HOPS
 //                       and strand models, in which stores persist)
+//   publish_fence()     pfence where it makes write-backs durable before
+//                       later stores are visible (x86), else psync
 //   declare_store(p, n) not a verb: an annotation for the crash simulator
 //                       ("n bytes at p were stored as one non-atomic,
 //                       multi-word unit"); free on real backends
@@ -98,6 +100,12 @@ struct Backend {
   // (persist::store) for persistency models in which stores, not
   // write-backs, are what persists (HOPS, strand persistency).
   void (*stored)(const void* p, std::size_t n) = nullptr;
+  // Does a pfence make this thread's earlier write-backs durable before
+  // any later store of it becomes visible to other threads? nullptr: yes —
+  // x86, where pfence is an sfence that waits for earlier clwbs (hardware,
+  // emulated, nosync, off). The crash simulator answers per model (no
+  // under `abstract`, whose pfence only orders this thread's write-backs).
+  bool (*pfence_durable)() = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -237,6 +245,22 @@ template <class T>
 inline void store(T* dst, const T& v) {
   static_assert(std::is_trivially_copyable_v<T>, "persist::store copies bytes");
   store_bytes(dst, &v, sizeof(T));
+}
+
+// An algorithm that needs its write-backs durable before a store that
+// another thread may act on (PWFcomb Alg. 4 l.29: a helper may write back
+// S as soon as it reads it) issues `publish_fence()`: the paper's pfence
+// where a pfence already gives that (x86), a psync where it does not. The
+// verb counted and charged is then the one the hardware executes, so each
+// backend treats the technique like every other: `nosync` keeps it (as it
+// keeps PBcomb's pfence) and `emulated:NS` does not charge it a media delay.
+inline bool pfence_is_durable() {
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  return b->pfence_durable == nullptr || b->pfence_durable();
+}
+inline void publish_fence(const Site& where = Site::current()) {
+  if (pfence_is_durable()) pfence(where);
+  else psync(where);
 }
 
 // Convenience: pwb over the range, then psync.

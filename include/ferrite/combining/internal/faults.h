@@ -42,6 +42,7 @@ inline constexpr unsigned kNoHelperPwbS = Fault::kNoHelperPwbS;  // Alg. 4 l.44â
 inline constexpr unsigned kNoPfenceRecord = 1u << 8;  // Alg. 4 l.29 removed
 inline constexpr unsigned kNoIndexPersist = 1u << 9;  // Index kept volatile (l.27â€“28)
 inline constexpr unsigned kNoConnectPwb = 1u << 10;   // PWFqueue: connecting next not persisted
+inline constexpr unsigned kPfenceRecord = 1u << 16;   // Alg. 4 l.29 always a pfence (wrong under `abstract`)
 }  // namespace pwf_fault
 
 }  // namespace ferrite::combining
