@@ -444,6 +444,9 @@ class PBComb {
     resp_.resize(static_cast<std::size_t>(threads));
     const RecView cur = current();
     for (int q = 0; q < threads; ++q) next_seq_[static_cast<std::size_t>(q)].value = cur.tag(q) + 1;
+    // The combiners' DRAM image of the current record (see combine()).
+    shadow_buf_.assign((layout_.total() + 7) / 8, 0);
+    std::memcpy(shadow_buf_.data(), cur.base, layout_.total());
   }
   PBComb(const PBComb&) = delete;
   PBComb& operator=(const PBComb&) = delete;
@@ -497,7 +500,6 @@ class PBComb {
 
   // The current state (for quiescent inspection: tracing, observe, tests).
   const void* state() const { return current().state(); }
-  void* state_mut() { return current().state(); }
   // The two StateRec blocks (heap recovery must keep both).
   void* rec(int i) const { return root_->rec[i]; }
 
@@ -513,6 +515,7 @@ class PBComb {
   }
 
   RecView view(std::uint64_t i) const { return RecView{static_cast<char*>(root_->rec[i]), &layout_}; }
+  RecView shadow() { return RecView{reinterpret_cast<char*>(shadow_buf_.data()), &layout_}; }
   RecView current() const {
     // ORDER: acquire pairs with the combiner's release store of MIndex
     // (l.25): the record it names is fully written.
@@ -555,7 +558,12 @@ class PBComb {
     // acquire semantics after the previous combiner's release): relaxed.
     const std::uint64_t mi = root_->mindex.load(std::memory_order_relaxed);
     const std::uint64_t ind = 1 - mi;  // l.14
-    const RecView src = view(mi);
+    // The combiners keep a DRAM image of MemState[MIndex] (shadow_buf_,
+    // written only under the lock, like the records): a round reads the
+    // current state, tags and responses from it, never from the record
+    // (whose lines the previous round wrote back — on CPUs whose clwb
+    // evicts, every load of them would miss).
+    const RecView sh = shadow();
     const RecView dst = view(ind);
 
     // l.16–17: collect the active, valid requests (against src's tags, which
@@ -566,7 +574,7 @@ class PBComb {
       const std::uint64_t ctl = requests_[static_cast<std::size_t>(q)].ctl.load(std::memory_order_acquire);
       if ((ctl & 1u) == 0) continue;  // not valid (never announced since restart)
       const std::uint64_t tag = ctl >> 1;
-      if (src.served(q, tag)) continue;
+      if (sh.served(q, tag)) continue;
       const auto& r = requests_[static_cast<std::size_t>(q)];
       active_[k] = Active{q, static_cast<OpCode>(r.op.load(std::memory_order_relaxed)),
                           r.arg.load(std::memory_order_relaxed)};
@@ -576,25 +584,22 @@ class PBComb {
     if (k == 0) {
       // Our own request was served (and made durable) by an earlier round
       // that completed before we took the lock: nothing to switch.
-      const std::uint64_t resp = src.ret(p);
+      const std::uint64_t resp = sh.ret(p);
       lock_->store(lock_val + 1, std::memory_order_release);
       return resp;
     }
 
-    // l.15: MemState[ind] := MemState[MIndex] (responses, tags, used state).
-    copy_rec(src, dst);
-    // l.18–21: simulate on the copy; record responses and tags.
-    pol_->simulate(dst.state(), active_.data(), k, resp_.data(), p);
-    prev_served_.clear();
+    // l.18–21: simulate on the image; record responses and tags there.
+    pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
     for (std::size_t i = 0; i < k; ++i) {
-      dst.set_ret(active_[i].tid, resp_[i]);
-      dst.set_tag(active_[i].tid, active_tag_[i]);
-      mark_pair(active_[i].tid);
-      prev_served_.push_back(active_[i].tid);  // the next round copies these
+      sh.set_ret(active_[i].tid, resp_[i]);
+      sh.set_tag(active_[i].tid, active_tag_[i]);
     }
+    // l.15 with l.18–21's effects: MemState[ind] := the new state.
+    write_rec(sh, dst, k);
     stats_.record(k);
 
-    if constexpr (!kPaper) return stamped_round(p, lock_val, src, dst, ind);
+    if constexpr (!kPaper) return stamped_round(p, lock_val, sh, dst, ind);
 
     // PERSIST: data outside the StateRec this round created or changed
     // (new nodes, the old tail's next) — Alg. 5 l.19, 23, 24 — before the
@@ -602,7 +607,7 @@ class PBComb {
     pol_->before_persist(dst.state(), p);
     // PERSIST: Alg. 2 l.22 — the StateRec: the head (bits, the state's used
     // prefix) and every response, as one range when the state is all used.
-    write_back_head_and(dst, layout_.state_off() + pol_->used_bytes(dst.state()), /*all entries=*/true);
+    write_back_head_and(dst, layout_.state_off() + pol_->used_bytes(sh.state()), /*all entries=*/true);
     // PERSIST: l.23 — the StateRec's write-backs are ordered before the
     // MIndex store/write-back (else MIndex may be durable while part of the
     // record is not: a served request with a lost effect).
@@ -617,8 +622,8 @@ class PBComb {
     // return (they return only after the unlock below).
     if constexpr ((Faults & kNoPsyncBeforeUnlock) == 0) persist::psync();
     // Alg. 5 l.31–32 (oldTail, recycling of nodes whose removal is now durable).
-    pol_->after_durable(dst.state(), p);
-    const std::uint64_t resp = dst.ret(p);
+    pol_->after_durable(sh.state(), p);
+    const std::uint64_t resp = sh.ret(p);
     // l.28. ORDER: release: waiters that see the new Lock see the new record.
     lock_->store(lock_val + 1, std::memory_order_release);
     return resp;  // l.29
@@ -639,17 +644,20 @@ class PBComb {
   // this round never writes, is a complete record of the previous round,
   // and no thread served by this round has returned. After the psync, dst
   // is durable and complete: it is the newest valid record.
-  std::uint64_t stamped_round(int p, std::uint64_t lock_val, const RecView& src, const RecView& dst,
+  std::uint64_t stamped_round(int p, std::uint64_t lock_val, const RecView& sh, const RecView& dst,
                               std::uint64_t ind) {
     // PERSIST: data outside the StateRec (nodes, the old tail's next), then
     // a pfence ordering it before the record's write-back.
     const bool outside = pol_->before_persist(dst.state(), p);
     if constexpr ((Faults & kNoOutsideFence) == 0)
       if (outside) persist::pfence();
-    const std::uint64_t len = pol_->used_bytes(dst.state());
-    const std::uint64_t stamp = RecLayout::stamp(RecLayout::round_of(src.word(0)) + 1, len);
+    const std::uint64_t len = pol_->used_bytes(sh.state());
+    const std::uint64_t stamp = RecLayout::stamp(RecLayout::round_of(sh.word(0)) + 1, len);
+    // The image holds the whole new record: its checksum is dst's.
+    sh.word(0) = stamp;
+    sh.word(1) = rec_checksum(sh.base, stamp, layout_);
     dst.word(0) = stamp;
-    dst.word(1) = rec_checksum(dst.base, stamp, layout_);
+    dst.word(1) = sh.word(1);
     // PERSIST: l.22 + l.26 in one — the record's lines this round changed:
     // the header and the state's used prefix (one range), and the lines of
     // the (response, tag) pairs that differ from what dst held. The others
@@ -663,34 +671,37 @@ class PBComb {
     // back: recovery recomputes it from the stamps.
     lockval_->store(lock_val, std::memory_order_release);
     root_->mindex.store(ind, std::memory_order_release);
-    pol_->after_durable(dst.state(), p);
-    const std::uint64_t resp = dst.ret(p);
+    pol_->after_durable(sh.state(), p);
+    const std::uint64_t resp = sh.ret(p);
     lock_->store(lock_val + 1, std::memory_order_release);  // l.28 (ORDER as there)
     return resp;
   }
 
-  // l.15: MemState[ind] := MemState[MIndex]. dst already holds what it held
-  // after the round before last (its own last write); since then only the
-  // entries of the threads the previous round served changed (the current
-  // round's are written after). So only those are copied, and only their
-  // lines are marked for write-back — no load of dst (its lines were
-  // written back, and on CPUs whose clwb evicts, a load would miss). Right
-  // after attach nothing is known about dst (a crash may have torn it):
-  // the first two rounds copy every entry.
-  void copy_rec(const RecView& src, const RecView& dst) {
+  // Writes the new record (the image `sh`, after this round's simulate)
+  // into dst. dst already holds what it held after the round before last
+  // (its own last write); since then only the entries of the threads the
+  // previous round and this round served changed. So only those are
+  // written, and only their lines are marked for write-back (pair_dirty_).
+  // Right after attach nothing is known about dst (a crash may have torn
+  // it): the first two rounds write every entry.
+  void write_rec(const RecView& sh, const RecView& dst, std::size_t k) {
     std::fill(pair_dirty_.begin(), pair_dirty_.end(), std::uint8_t{0});
     if (full_copies_ > 0) {
       --full_copies_;
-      for (int q = 0; q < n_; ++q) copy_entry(src, dst, q);
+      for (int q = 0; q < n_; ++q) copy_entry(sh, dst, q);
     } else {
-      for (const int q : prev_served_) copy_entry(src, dst, q);
+      for (const int q : prev_served_) copy_entry(sh, dst, q);
+      for (std::size_t i = 0; i < k; ++i) copy_entry(sh, dst, active_[i].tid);
     }
+    prev_served_.clear();
+    for (std::size_t i = 0; i < k; ++i) prev_served_.push_back(active_[i].tid);  // the next round writes these
     // kBit: the Deactivate words are in the head (written back every round).
     for (std::size_t w = 0; w < layout_.bits_bytes() / 8; ++w)
-      dst.word_at(RecLayout::kHeader + 8 * w).store(src.word_at(RecLayout::kHeader + 8 * w).load(std::memory_order_relaxed),
+      dst.word_at(RecLayout::kHeader + 8 * w).store(sh.word_at(RecLayout::kHeader + 8 * w).load(std::memory_order_relaxed),
                                                     std::memory_order_relaxed);
-    std::memcpy(dst.state(), src.state(), pol_->used_bytes(src.state()));
-    persist::declare_store(dst.state(), pol_->used_bytes(src.state()));  // CRASH: a memcpy may tear (crash/model.h)
+    const std::size_t used = pol_->used_bytes(sh.state());
+    std::memcpy(dst.state(), sh.state(), used);
+    persist::declare_store(dst.state(), used);  // CRASH: a memcpy may tear (crash/model.h)
   }
   void copy_entry(const RecView& src, const RecView& dst, int q) {
     dst.set_ret(q, src.ret(q));
@@ -739,6 +750,7 @@ class PBComb {
   // Combiner-only scratch (under the lock).
   std::vector<std::uint8_t> pair_dirty_;  // per cache line of the entries: changed this round
   std::vector<int> prev_served_;  // threads the previous round served (their entries changed)
+  std::vector<std::uint64_t> shadow_buf_;  // DRAM image of MemState[MIndex] (combiners only)
   int full_copies_ = 2;           // rounds after attach that copy every entry
   std::size_t pair_skew_ = 0;             // entry_off() % kCacheLine
   std::vector<Active> active_;
