@@ -26,6 +26,14 @@
 //  * paper (kPaperRound, the ablation `*-paper`): Alg. 2 l.22–27 exactly:
 //    pwb(StateRec), pfence, MIndex, pwb(MIndex), psync.
 //
+// The combiners' image. Combiners keep a DRAM copy of MemState[MIndex]
+// (written only under the lock): a round collects, simulates and answers
+// from it and then writes the new record from it, so it never loads a
+// record line it (or the round before) wrote back — on CPUs whose clwb
+// evicts the line (this machine's), each such load was a miss. Waiting
+// threads and recovery still read the records. The image is rebuilt from
+// the current record at attach.
+//
 // Persistent layout (per instance; the structure's root embeds a
 // PBCombRoot):
 //   PBCombRoot { rec[2], rec_bytes, threads n, state_bytes, tag kind,
