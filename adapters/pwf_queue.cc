@@ -31,3 +31,7 @@ FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoConnectPwb>,
 FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kNoHelperPwbS>,
                          fa::ferrite_broken("pwf-queue", "pwfcomb", "no-helper-pwb",
                              fa::kPWFNoHelperPwb));
+FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kProbeAlways>,
+                         fa::ferrite_ablation("pwf-queue", "pwfcomb", "probe",
+                             "PWFqueue whose dequeue combiners always probe IE (the wait-free fallback of a failed state read)",
+                             std::size_t{1} << 30));

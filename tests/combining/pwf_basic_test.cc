@@ -102,6 +102,36 @@ TEST(PWFStack, ReopenTracesNodesAndRecovers) {
 
 namespace {
 
+// Q3's probe: IE requests with seqs of their own (bit 61) interleave with
+// the caller's seqs without a "reused seq" refusal or a wrong detection.
+TEST(PWFQueue, ProbesKeepFifoAndTheCallersSeqs) {
+  TempPool tp("queueprobe");
+  using Q = fc::PWFQueue<fc::pwf_fault::kProbeAlways>;
+  {
+    auto q = Q::create(*tp, "q", 2);
+    std::uint64_t seq = 0;
+    EXPECT_EQ(q->dequeue(0, ++seq), std::nullopt);  // a probe on an empty queue
+    for (int i = 0; i < 30; ++i) {
+      q->enqueue(0, ++seq, i);
+      if (i % 2 == 1) {
+        EXPECT_EQ(q->dequeue(0, ++seq), i / 2);  // a probe after an enqueue of the same thread
+      }
+    }
+    // The last enqueue's seq is still detected as applied (IE's tag may now
+    // be a probe's seq, but recovery of a pending enqueue only happens
+    // before the thread's next operation).
+    q->enqueue(1, 1000, 77);
+    q->recover_enqueue(1, 1000, 77);  // applied: not enqueued twice
+    EXPECT_EQ(q->contents().size(), 16u);
+    EXPECT_EQ(q->contents().back(), 77);
+    EXPECT_EQ(q->dequeue(1, 1001), 15);
+  }
+  tp.reopen();
+  auto q = Q::attach(*tp, "q", 2);
+  EXPECT_EQ(q->contents().size(), 15u);
+  EXPECT_EQ(q->dequeue(0, 5000), 16);
+}
+
 TEST(PWFQueue, SequentialFifoAndReopen) {
   TempPool tp("queue");
   {

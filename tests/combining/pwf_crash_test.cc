@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(PWF, PWFCorrect,
                          ::testing::Values(Case{"pwfcomb-float", "correct"}, Case{"pwf-stack", "correct"},
                                            Case{"pwf-stack", "correct-no-elim"},
                                            Case{"pwf-stack", "correct-no-rec"}, Case{"pwf-queue", "correct"},
-                                           Case{"pwf-heap", "correct"}),
+                                           Case{"pwf-queue", "correct-probe"}, Case{"pwf-heap", "correct"}),
                          name);
 
 // ------------------------------------------------------------ broken variants

@@ -101,10 +101,11 @@ TEST(PWFStress, StackConservation) { stack_conservation<fc::PWFStack<>>("sstack"
 TEST(PWFStress, StackConservationNoElim) { stack_conservation<fc::PWFStack<false, true>>("sstackne"); }
 TEST(PWFStress, StackConservationNoRec) { stack_conservation<fc::PWFStack<true, false>>("sstacknr"); }
 
-TEST(PWFStress, QueueConservationAndPerProducerFifo) {
+template <class Q>
+void queue_conservation(const char* tag) {
   for (int threads : {4, 8}) {
-    TempPool tp("squeue");
-    auto q = fc::PWFQueue<>::create(*tp, "q", threads);
+    TempPool tp(tag);
+    auto q = Q::create(*tp, "q", threads);
     const int per = scaled(4000, 100);
     std::vector<std::vector<std::int64_t>> got(static_cast<std::size_t>(threads));
     run_threads(threads, [&](int t) {
@@ -145,6 +146,10 @@ TEST(PWFStress, QueueConservationAndPerProducerFifo) {
     }
   }
 }
+
+TEST(PWFStress, QueueConservationAndPerProducerFifo) { queue_conservation<fc::PWFQueue<>>("squeue"); }
+// Every dequeue round reads IE through a probe (pwf_queue.h Q3).
+TEST(PWFStress, QueueConservationWithProbes) { queue_conservation<fc::PWFQueue<fc::pwf_fault::kProbeAlways>>("squeuep"); }
 
 TEST(PWFStress, HeapConservationAndOrder) {
   for (int threads : {4, 8}) {

@@ -31,6 +31,16 @@
 //      (the role PBqueue's oldTail plays; the paper's PWFqueue text omits it,
 //      see docs/combining-pwf.md).
 //
+//   Q3 A dequeue combiner reads IE's state with at most kReadAttempts
+//      validated reads (each failure means an IE round completed meanwhile:
+//      an unbounded retry could starve under a stream of enqueue rounds).
+//      Then it probes: it runs an IE request of its own (kind kProbe, a seq
+//      from a space of its own, kProbeSeqBit) that enqueues nothing and
+//      answers the linked tail of the state it is served in. PWFcomb serves
+//      it within two attempts (Alg. 3–4) and makes that state durable
+//      before apply returns, so the tail is a Q2 limit and dequeue stays
+//      wait-free. The `probe` ablation (kProbeAlways) always probes.
+//
 // Persistence invariants (paper §5):
 //   P1 new nodes (value, next) are written back before the IE StateRec and the
 //      fence (psync) of Alg. 4 l.28–29, hence before the SC publishes them;
@@ -78,6 +88,14 @@ static_assert(sizeof(PWFQueueNode) == 16);
 
 namespace pwf_queue_detail {
 inline PWFQueueNode* node(std::uint64_t a) { return reinterpret_cast<PWFQueueNode*>(a); }
+// An IE request kind that enqueues nothing: its response is the tail of the
+// linked list in the state it is served in (see PWFDeqObject).
+inline constexpr std::int32_t kProbe = -1;
+// Probe requests take their seqs from a space of their own (bit 61 set), so
+// a probe never takes a seq the caller may give one of its own operations.
+inline constexpr std::uint64_t kProbeSeqBit = std::uint64_t{1} << 61;
+// Validated reads of IE's state a dequeue combiner tries before it probes.
+inline constexpr int kReadAttempts = 2;
 // tail->next := first. Every linker stores the same value (Q1), so a CAS
 // from 0 is enough; acq_rel orders it with the node contents it publishes.
 inline void link(std::uint64_t tail, std::uint64_t first) {
@@ -111,6 +129,12 @@ class PWFEnqObject {
     }
     PWFQueueNode* prev = nullptr;
     for (auto& e : batch) {
+      if (e.kind == pwf_queue_detail::kProbe) {
+        // Linearized before this round's enqueues: the end of the linked
+        // list (everything enqueued by earlier rounds, linked above).
+        e.ret = tail;
+        continue;
+      }
       PWFQueueNode* nd = take(p, me);
       // Relaxed: nd is private to this attempt until the SC (release).
       nd->value.store(e.arg, std::memory_order_relaxed);
@@ -167,7 +191,7 @@ class PWFEnqObject {
 };
 
 // ID: the dequeuers' sequential object. Reads IE through `enq`.
-template <class EnqComb>
+template <class EnqComb, unsigned kFaults = pwf_fault::kNone>
 class PWFDeqObject {
  public:
   static constexpr std::size_t kStateWords = 1;  // head (dummy)
@@ -177,14 +201,29 @@ class PWFDeqObject {
   explicit PWFDeqObject(EnqComb** enq) : enq_(enq) {}
   std::size_t used_state_words(const std::uint64_t*) const { return 1; }
 
-  bool combine(int, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
+  bool combine(int p, std::uint64_t* st, std::span<PWFEntry> batch, const PWFValidator&) {
     using pwf_queue_detail::node;
     std::uint64_t head = st[0];
     std::uint64_t es[3];
     EnqComb& e = **enq_;
-    const std::uint64_t s_e = e.read_state(es, 3);  // validated IE state
-    if (es[1] != 0) pwf_queue_detail::link(es[0], es[1]);  // link (no pwb: P3)
-    const std::uint64_t limit = es[1] != 0 ? es[2] : es[0];
+    // Q3: a bounded number of validated reads of IE's state; each failure
+    // means an IE round completed meanwhile, so a stream of enqueue rounds
+    // could starve an unbounded read loop. Then the probe: an IE request of
+    // our own (wait-free, PWFcomb Alg. 3–4) whose response is the linked
+    // tail of the state it was served in, which IE made durable before
+    // apply returned (Alg. 4 l.32–33 or the helper write-back l.38–48).
+    std::uint64_t s_e = 0;
+    if constexpr ((kFaults & pwf_fault::kProbeAlways) == 0) s_e = e.try_read_state(es, 3, pwf_queue_detail::kReadAttempts);
+    std::uint64_t limit;
+    if (s_e != 0) {
+      if (es[1] != 0) pwf_queue_detail::link(es[0], es[1]);  // link (no pwb: P3)
+      limit = es[1] != 0 ? es[2] : es[0];
+    } else {
+      const std::uint64_t tag = e.tag_now(p);
+      const std::uint64_t seq = (tag & pwf_queue_detail::kProbeSeqBit) != 0 ? tag + 1 : (pwf_queue_detail::kProbeSeqBit | 1u);
+      limit = e.apply(p, seq, pwf_queue_detail::kProbe, 0);
+      s_e = 0;  // the probe's state is durable already: no ensure_durable below
+    }
     bool durable = false;
     for (auto& r : batch) {
       std::uint64_t nx = 0;
@@ -197,7 +236,7 @@ class PWFDeqObject {
       if (!durable) {
         // Q2: the IE state naming this node must be durable before a
         // dequeue can return its value.
-        e.ensure_durable(pwf_detail::version(s_e));
+        if (s_e != 0) e.ensure_durable(pwf_detail::version(s_e));
         durable = true;
       }
       r.ret = value_word(node(nx)->value.load(std::memory_order_relaxed));
@@ -228,7 +267,7 @@ class PWFQueue {
  public:
   using EnqObject = PWFEnqObject<kFaults>;
   using EnqComb = PWFComb<EnqObject, kFaults>;
-  using DeqObject = PWFDeqObject<EnqComb>;
+  using DeqObject = PWFDeqObject<EnqComb, kFaults>;
   using DeqComb = PWFComb<DeqObject, kFaults>;
 
   static std::unique_ptr<PWFQueue> create(pmem::Pool& pool, std::string_view name, int threads,

@@ -353,11 +353,27 @@ class PWFComb {
   // Validated read of the state words [0, k) with the S value they belong to.
   std::uint64_t read_state(std::uint64_t* out, std::size_t k) const {
     for (;;) {
+      const std::uint64_t s = try_read_state(out, k, 1 << 30);
+      if (s != 0) return s;
+    }
+  }
+  // At most `attempts` validated reads; 0 when every one met a concurrent
+  // SC (S's version is never 0 after create, so 0 is free as "failed").
+  std::uint64_t try_read_state(std::uint64_t* out, std::size_t k, int attempts) const {
+    for (int a = 0; a < attempts; ++a) {
       const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
       const std::uint64_t* st = recs_[pwf_detail::rec_id(s)] + state_off();
       for (std::size_t i = 0; i < k; ++i) out[i] = pwf_detail::ld(st + i);
       if (PWFValidator(&lay_->s, s)()) return s;
     }
+    return 0;
+  }
+  // p's tag in the current state (kSeqTags): the seq of p's last served
+  // request on this instance.
+  std::uint64_t tag_now(int p) const {
+    static_assert(kSeqTags, "tag_now needs full-seq tags");
+    const std::uint64_t s = lay_->s.load(std::memory_order_seq_cst);
+    return pwf_detail::ld(recs_[pwf_detail::rec_id(s)] + tag_off() + static_cast<std::size_t>(p));
   }
 
   // Makes the durable S at least version `ver` (the helper write-back of

@@ -43,6 +43,10 @@ inline constexpr unsigned kNoPfenceRecord = 1u << 8;  // Alg. 4 l.29 removed
 inline constexpr unsigned kNoIndexPersist = 1u << 9;  // Index kept volatile (l.27–28)
 inline constexpr unsigned kNoConnectPwb = 1u << 10;   // PWFqueue: connecting next not persisted
 inline constexpr unsigned kPfenceRecord = 1u << 16;   // Alg. 4 l.29 always a pfence (wrong under `abstract`)
+// Not a fault: PWFqueue dequeue combiners always take the bounded path's
+// fallback (an IE probe) instead of reading IE's state (the `probe` ablation
+// crash-tests and measures the path that keeps dequeue wait-free).
+inline constexpr unsigned kProbeAlways = 1u << 17;
 }  // namespace pwf_fault
 
 }  // namespace ferrite::combining
