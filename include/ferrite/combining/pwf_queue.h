@@ -43,7 +43,7 @@
 //
 // Persistence invariants (paper §5):
 //   P1 new nodes (value, next) are written back before the IE StateRec and the
-//      fence (psync) of Alg. 4 l.28–29, hence before the SC publishes them;
+//      fence (persist::publish_fence) of Alg. 4 l.28–29, hence before the SC publishes them;
 //   P2 the enqueue combiner that links the two parts and moves tail to `last`
 //      writes back the connecting pointer tail->next before its StateRec and
 //      the fence, hence before its SC (broken variant kNoConnectPwb skips it);

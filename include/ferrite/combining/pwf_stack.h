@@ -131,7 +131,7 @@ class PWFStackObject {
   void persist_side(int p) {
     auto& me = *per_[static_cast<std::size_t>(p)];
     // PERSIST: the nodes this attempt wrote, before the StateRec (l.28) and
-    // the fence of l.29 (psync) that makes both durable before the SC.
+    // the fence of l.29 (persist::publish_fence) that makes both durable before the SC.
     me.wb.reset();
     for (PWFStackNode* nd : me.taken) me.wb.add(nd, sizeof *nd);
   }
