@@ -2,7 +2,9 @@
 // SIGKILLs) passes, and fails when the worker skips detectable recovery:
 // the check can fail. Its worker, the example program exactly-once
 // (examples/exactly_once.cc), answers usage errors and missing pools
-// plainly, and proves exactly-once by itself after a kill.
+// plainly, and proves exactly-once by itself after a kill. The Mirror part's
+// worker, mirror-kv (examples/mirror_kv.cc), does the same, and its check
+// rejects a map that is not the acknowledged state.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -29,6 +31,7 @@ TEST(Demo, ExactlyOnceAcrossKills) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("PROVED: every one of 2000 jobs was done exactly once"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("missing: 0,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("PROVED: a Mirror map survived 20 SIGKILLs"), std::string::npos) << r.output;
 }
 
 TEST(Demo, SkippingRecoveryLosesJobsAndIsCaught) {
@@ -90,6 +93,50 @@ TEST(ExactlyOnceExample, KilledWorkerRecoversAndEveryJobIsDoneOnce) {
   EXPECT_EQ(v.code, 0) << v.output;
   EXPECT_NE(v.output.find("\"missing\": 0,"), std::string::npos) << v.output;
   EXPECT_NE(v.output.find("\"exactly_once\": true"), std::string::npos) << v.output;
+  ::unlink(pool.c_str());
+}
+
+const std::string kMirrorKv = (std::filesystem::path(FERRITE_CLI_PATH).parent_path() / "mirror-kv").string();
+
+Result mirror_kv(const std::string& args) { return ferrite::test::run_command(kMirrorKv, args); }
+
+TEST(MirrorKvExample, HelpAndUsageErrors) {
+  const Result help = mirror_kv("--help");
+  EXPECT_EQ(help.code, 0) << help.output;
+  EXPECT_NE(help.output.find("usage:"), std::string::npos) << help.output;
+  for (const char* bad : {"", "frobnicate /dev/shm/x.pool", "init", "run /dev/shm/x.pool",
+                          "run /dev/shm/x.pool --from x", "verify /dev/shm/x.pool", "verify /dev/shm/x.pool --acked -1",
+                          "verify /dev/shm/x.pool --no-such-flag 1"}) {
+    const Result r = mirror_kv(bad);
+    EXPECT_EQ(r.code, 2) << "'" << bad << "': " << r.output;
+    EXPECT_NE(r.output.find("mirror-kv: "), std::string::npos) << "'" << bad << "': no message";
+  }
+}
+
+TEST(MirrorKvExample, MissingPoolIsAClearError) {
+  const Result r = mirror_kv("verify /dev/shm/ferrite-definitely-missing.pool --acked 0");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("ferrite-definitely-missing.pool"), std::string::npos) << r.output;
+}
+
+TEST(MirrorKvExample, VerifyAcceptsTheAcknowledgedStateAndRejectsAnyOther) {
+  const std::string pool = "/dev/shm/ferrite-test-" + std::to_string(::getpid()) + "-mirror-kv.pool";
+  ::unlink(pool.c_str());
+  ASSERT_EQ(mirror_kv("init " + pool).code, 0);
+  ASSERT_EQ(mirror_kv("run " + pool + " --from 0 --ops 1200").code, 0);
+  const Result ok = mirror_kv("verify " + pool + " --acked 1200 --json");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("\"state\": \"acked\""), std::string::npos) << ok.output;
+  // One fewer: the map holds one more operation, the one "in flight".
+  const Result plus_one = mirror_kv("verify " + pool + " --acked 1199 --json");
+  EXPECT_EQ(plus_one.code, 0) << plus_one.output;
+  EXPECT_NE(plus_one.output.find("\"state\": \"acked+1\""), std::string::npos) << plus_one.output;
+  // Far fewer, or more than happened: not a state a crash may leave.
+  for (const char* acked : {"600", "1300"}) {
+    const Result bad = mirror_kv("verify " + pool + " --acked " + acked + " --json");
+    EXPECT_EQ(bad.code, 1) << bad.output;
+    EXPECT_NE(bad.output.find("\"state\": \"neither\""), std::string::npos) << bad.output;
+  }
   ::unlink(pool.c_str());
 }
 

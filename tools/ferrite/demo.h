@@ -33,6 +33,10 @@ enum class StepResult { kPassed, kFailed, kUnavailable };
 // 1. Exactly-once across real crashes: the example program exactly-once
 //    (examples/exactly_once.cc, next to this binary) SIGKILLed and restarted.
 StepResult step_exactly_once(const Options& o, std::mt19937_64& rng);
+// 1, second part. A Mirror map survives SIGKILL: the example program
+//    mirror-kv (examples/mirror_kv.cc) killed, restarted and verified
+//    min(kills, 20) times.
+StepResult step_mirror_kills(const Options& o, std::mt19937_64& rng);
 // 2. Crash campaigns: every registered structure's correct variants, and for
 //    each structure a deliberately broken variant caught.
 StepResult step_campaigns(const Options& o);
