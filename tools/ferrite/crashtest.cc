@@ -59,7 +59,7 @@ struct Opts {
 // The models a run covers: --model all = every model the variant claims.
 std::vector<std::string> models_of(const std::string& model, const fc::SubjectInfo& s) {
   if (model != "all") return {model.empty() ? fc::CampaignConfig{}.model : model};
-  return s.models.empty() ? fc::model_names() : s.models;
+  return s.models.empty() ? fc::writeback_model_names() : s.models;
 }
 
 [[noreturn]] void usage(const std::string& msg) {
