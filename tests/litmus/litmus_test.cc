@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/process.h"
 #include "ferrite/crash/model.h"
 #include "ferrite/litmus/litmus.h"
 
@@ -184,6 +187,40 @@ TEST(Litmus, AConditionWithAlternativesAndRegistersIsParsed) {
   EXPECT_EQ(t[0].condition[1].var, "0:r3");
   EXPECT_EQ(t[0].init.at("B"), 5u);
   EXPECT_TRUE(fl::run(t[0], *fc::find_model("x86")).allowed);
+}
+
+// `ferrite litmus`: 0 when every verdict is as expected, 1 on a mismatch
+// (a test expecting the wrong verdict), 2 on a malformed file or bad usage.
+TEST(Litmus, TheCommandExitsOnlyZeroWhenEveryVerdictMatches) {
+  using ferrite::test::run_cli;
+  const auto ok = run_cli("litmus " + kDir + "/fig2-cd-join.litmus " + kDir + "/mp-ofence.litmus --json");
+  EXPECT_EQ(ok.code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("\"mismatches\": 0"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("\"verdict\": \"forbidden\""), std::string::npos) << ok.output;
+
+  const std::string wrong = ::testing::TempDir() + "/ferrite-litmus-wrong.litmus";
+  {
+    std::ofstream f(wrong);
+    f << "litmus wrong\ninit A=0 F=0\nthread 0\n  store A 1\n  ofence\n  store F 1\ncrash A=0 & F=1\n"
+         "expect hops allowed\n";
+  }
+  const auto bad = run_cli("litmus " + wrong + " --model hops");
+  EXPECT_EQ(bad.code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("MISMATCH: expected allowed"), std::string::npos) << bad.output;
+  // With a rule dropped the expectations are not checked.
+  EXPECT_EQ(run_cli("litmus " + wrong + " --model hops --drop epochs").code, 0);
+
+  {
+    std::ofstream f(wrong);
+    f << "litmus broken\ninit A=0\nthread 0\n  stor A 1\n";
+  }
+  const auto malformed = run_cli("litmus " + wrong);
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_NE(malformed.output.find(":4: unknown operation 'stor'"), std::string::npos) << malformed.output;
+  EXPECT_EQ(run_cli("litmus " + kDir + "/mp-ofence.litmus --model tso").code, 2);
+  EXPECT_EQ(run_cli("litmus " + kDir + "/mp-ofence.litmus --model hops --drop spa").code, 2);
+  EXPECT_EQ(run_cli("litmus --help").code, 0);
+  std::remove(wrong.c_str());
 }
 
 }  // namespace
