@@ -449,6 +449,9 @@ class StoreSpace final : public ImageSpace {
   // index order; a closed set decides each persist after its predecessors).
   bool collect(std::uint64_t cap) {
     const std::size_t n = ps_.size();
+    // n persists have at least n + 1 closed sets (a chain has exactly that):
+    // too many before looking (and the recursion stays shallow).
+    if (n + 1 > cap) return false;
     if (!transitive_) {
       if (n > 20) return false;
       for (std::uint64_t m = 0; m < (std::uint64_t{1} << n); ++m) {
