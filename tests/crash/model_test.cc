@@ -539,3 +539,30 @@ TEST(Models, DfenceAndJoinStrandMakeAnnotatedStoresDurablePwbDoesNot) {
     EXPECT_FALSE(fp::pfence_is_durable()) << m;
   }
 }
+
+// A store model's crash state travels (model_data) and its images are
+// numbered like the others: image_at rebuilds every index images_for built.
+TEST(Models, StoreModelStatesSerializeAndImageAtRebuildsEveryIndex) {
+  for (std::string_view m : {"hops", "strand"}) {
+    SimRange r(m);
+    for (std::size_t i = 0; i < 4; ++i) {
+      fp::store(reinterpret_cast<std::uint64_t*>(r.line(i)), std::uint64_t{i + 1});
+      if (i == 1) fp::persist_barrier();
+    }
+    r.store(5, 9);  // unannotated: an eviction choice
+    auto cs = fc::sim::capture();
+    std::string enc;
+    cs.serialize(enc);
+    EXPECT_EQ(fc::CrashState::deserialize(enc), cs) << m;
+    auto set = fc::images_for(cs, 3, 11);
+    EXPECT_TRUE(set.exhaustive) << m;
+    // Lines 0,1 (any subset: 4) then lines 2,3 (any subset, only once 0 and 1
+    // persisted: + 3) = 7 closed sets, times 2 for line 5's eviction.
+    EXPECT_EQ(set.images.size(), 14u) << m;
+    for (const auto& img : set.images) {
+      auto again = fc::image_at(cs, img.index, 11);
+      ASSERT_TRUE(again) << m << " index " << img.index;
+      EXPECT_EQ(again->hash, img.hash) << m << " index " << img.index;
+    }
+  }
+}
