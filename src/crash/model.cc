@@ -1,5 +1,6 @@
 // Persistency models: the registry, image numbering (images_for, image_at)
-// and CrashState's encoding. The models themselves: model_writeback.cc.
+// and CrashState's encoding. The models themselves: model_writeback.cc
+// (abstract, x86) and model_store.cc (hops, hops+, strand).
 #include "ferrite/crash/model.h"
 
 #include <algorithm>
@@ -14,6 +15,10 @@ namespace models {
 // model_writeback.cc
 const Model& abstract();
 const Model& x86();
+// model_store.cc
+const Model& hops();
+const Model& hops_plus();
+const Model& strand();
 }  // namespace models
 
 namespace {
@@ -22,7 +27,8 @@ constexpr std::size_t kL = persist::kCacheLine;
 
 const std::vector<const Model*>& registry() {
   static const std::vector<const Model*> kAll = [] {
-    std::vector<const Model*> v{&models::abstract(), &models::x86()};
+    std::vector<const Model*> v{&models::abstract(), &models::x86(), &models::hops(), &models::hops_plus(),
+                                &models::strand()};
     std::sort(v.begin(), v.end(), [](const Model* a, const Model* b) { return a->name() < b->name(); });
     return v;
   }();
@@ -95,6 +101,34 @@ std::vector<std::string> model_names() {
   std::vector<std::string> v;
   for (const Model* m : registry()) v.emplace_back(m->name());
   return v;
+}
+
+std::vector<std::string> writeback_model_names() { return {"abstract", "x86"}; }
+
+std::vector<std::string> store_model_names() { return {"hops", "hops+", "strand"}; }
+
+CrashState capture_state(const Machine& m, const ModelRun& run, std::string_view model, std::uint64_t k) {
+  CrashState cs;
+  cs.model = std::string(model);
+  cs.k = k;
+  cs.size = m.size();
+  for (std::size_t off = 0; off + kL <= m.size(); off += kL)
+    if (std::memcmp(m.working() + off, m.media() + off, kL) != 0) cs.lines.push_back(off);
+  run.capture(cs);
+  std::sort(cs.lines.begin(), cs.lines.end());
+  cs.lines.erase(std::unique(cs.lines.begin(), cs.lines.end()), cs.lines.end());
+  const std::size_t n = cs.lines.size();
+  cs.media.resize(n);
+  cs.working.resize(n);
+  cs.dirty.resize(n);
+  cs.declared.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::memcpy(cs.media[i].data(), m.media() + cs.lines[i], kL);
+    std::memcpy(cs.working[i].data(), m.working() + cs.lines[i], kL);
+    cs.dirty[i] = cs.media[i] != cs.working[i];
+  }
+  run.capture_lines(cs);
+  return cs;
 }
 
 std::unique_ptr<ImageSpace> image_space(const CrashState& cs, const ImageOptions& opt) {

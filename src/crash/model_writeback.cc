@@ -106,6 +106,9 @@ class WriteBackRun final : public ModelRun {
   }
 
   void on_store(const StoreEvent& e) override {
+    // An annotated store is a plain store here (its pwb makes it durable);
+    // one wider than a word is not failure-atomic: declared, so it may tear.
+    if (e.kind == StoreEvent::Kind::kStored && e.size <= 8) return;
     const std::uint64_t end = e.offset + e.size;
     for (std::uint64_t a = e.offset & ~std::uint64_t{kL - 1}; a < end; a += kL) {
       const std::uint64_t lo = std::max(a, e.offset) - a, hi = std::min(a + kL, end) - a;
@@ -711,6 +714,7 @@ class X86Model final : public Model {
            "order (tears only at declared multi-word stores); dirty lines evict any time";
   }
   std::unique_ptr<ModelRun> start(Machine& m) const override { return std::make_unique<WriteBackRun>(m, &x86_act); }
+  bool pfence_durable() const override { return true; }
   std::unique_ptr<ImageSpace> space(const CrashState& cs, const ImageOptions& opt) const override {
     return std::make_unique<X86Space>(cs, opt);
   }

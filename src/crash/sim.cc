@@ -257,7 +257,9 @@ void sim_verb(persist::Verb v) {
   s.run->on_verb(e);
 }
 
-void sim_declare_store(const void* p, std::size_t n) {
+// A declared (persist::declare_store) or annotated (persist::store,
+// store_bytes) store, clipped to the pool, to the model.
+void forward_store(const void* p, std::size_t n, StoreEvent::Kind kind) {
   Sim& s = g();
   if (s.child || n == 0) return;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -270,12 +272,17 @@ void sim_declare_store(const void* p, std::size_t n) {
   const std::uintptr_t from = std::max(a, b), to = std::min(a + n, b + s.size);
   if (from >= to) return;
   StoreEvent e;
+  e.kind = kind;
   e.thread = this_thread(s);
   e.k = s.k;
   e.offset = from - b;
   e.size = to - from;
   s.run->on_store(e);
 }
+
+void sim_declare_store(const void* p, std::size_t n) { forward_store(p, n, StoreEvent::Kind::kDeclared); }
+// The store models persist it; the write-back models see a plain store.
+void sim_stored(const void* p, std::size_t n) { forward_store(p, n, StoreEvent::Kind::kStored); }
 
 void v_pfence() { sim_verb(persist::Verb::kPfence); }
 void v_ofence() { sim_verb(persist::Verb::kOfence); }
@@ -286,17 +293,18 @@ void v_join() { sim_verb(persist::Verb::kJoinStrand); }
 void v_new_strand() { sim_verb(persist::Verb::kNewStrand); }
 
 // persist::pfence_is_durable: true under the models whose pfence makes the
-// thread's write-backs durable (x86: an sfence waits for its clwbs); false
-// under `abstract` (a pfence only orders) and with no pool attached.
+// thread's write-backs durable (Model::pfence_durable: x86, where an sfence
+// waits for its clwbs); false under the others (abstract: a pfence only
+// orders; the store models: pwbs do nothing) and with no pool attached.
 bool sim_pfence_durable() {
   Sim& s = g();
   std::lock_guard<std::mutex> lk(s.mu);
-  return s.model != nullptr && s.model->name() == "x86";
+  return s.model != nullptr && s.model->pfence_durable();
 }
 
 const persist::Backend kTable{"sim",    &sim_pwb,      &v_pfence, &v_psync, &v_ofence, &v_dfence,
                               &v_barrier, &v_new_strand, &v_join,   &sim_declare_store,
-                              &sites::on_site, nullptr, &sim_pfence_durable};
+                              &sites::on_site, &sim_stored, &sim_pfence_durable};
 
 [[noreturn]] void sys_fail(const char* what) {
   throw std::system_error(errno, std::generic_category(), std::string("crash simulator: ") + what);

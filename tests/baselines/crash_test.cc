@@ -32,7 +32,7 @@ using ferrite::test::subject;
 class BaselineCrash : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(BaselineCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
-  for (const auto& model : cr::model_names()) {
+  for (const auto& model : cr::writeback_model_names()) {
   SCOPED_TRACE("model " + model);
   cr::CampaignConfig cfg;
   cfg.model = model;
@@ -62,7 +62,7 @@ TEST_P(BaselineCrash, SurvivesSampledCrashesOfMultiThreadedRuns) {
   std::uint64_t images = 0, points = 0;
   for (int round = 0; round < 4; ++round) {
     cr::CampaignConfig cfg;
-    cfg.model = cr::model_names()[static_cast<std::size_t>(round) % cr::model_names().size()];
+    cfg.model = cr::writeback_model_names()[static_cast<std::size_t>(round) % cr::writeback_model_names().size()];
     cfg.threads = 2 + round % 2;
     cfg.ops = scaled(600, 40);
     cfg.images = 6;

@@ -30,7 +30,7 @@ using ferrite::test::subject;
 class PBCorrect : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
-  for (const auto& model : cr::model_names()) {
+  for (const auto& model : cr::writeback_model_names()) {
   SCOPED_TRACE("model " + model);
   cr::CampaignConfig cfg;
   cfg.ops = static_cast<std::size_t>(scaled(200, 20));
@@ -60,7 +60,7 @@ TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
 // (pb-queue's create published its root before naming DUMMY and attach
 // refused the result: found by this test's mode.)
 TEST_P(PBCorrect, SurvivesCrashesDuringCreate) {
-  for (const auto& model : cr::model_names()) {
+  for (const auto& model : cr::writeback_model_names()) {
     SCOPED_TRACE("model " + model);
     cr::CampaignConfig cfg;
     cfg.ops = 8;
@@ -92,7 +92,7 @@ class PBCorrectMT : public ::testing::TestWithParam<MT> {};
 TEST_P(PBCorrectMT, SurvivesSampledCrashesOfMultiThreadedRuns) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto [structure, threads] = GetParam();
-  for (const auto& model : cr::model_names()) {
+  for (const auto& model : cr::writeback_model_names()) {
   SCOPED_TRACE("model " + model);
   std::uint64_t images = 0, points = 0;
   const std::uint64_t want = static_cast<std::uint64_t>(scaled(3400, 100));
@@ -132,7 +132,7 @@ INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
                          });
 
 TEST(PBCorrectVariants, StackAndQueueWithoutEliminationOrRecyclingSurviveEveryCrashPoint) {
-  for (const auto& model : cr::model_names())
+  for (const auto& model : cr::writeback_model_names())
   for (const auto& [st, v] : {std::pair{"pb-stack", "correct-no-elim"}, std::pair{"pb-stack", "correct-no-rec"},
                               std::pair{"pb-queue", "correct-no-rec"}}) {
     cr::CampaignConfig cfg;
@@ -151,7 +151,7 @@ TEST(PBCorrectVariants, StackAndQueueWithoutEliminationOrRecyclingSurviveEveryCr
 // The paper's exact round (Alg. 2 l.22–27: StateRec pwb, pfence, MIndex
 // pwb, psync), kept as the ablation the stamped round is measured against.
 TEST(PBCorrectVariants, ThePapersRoundSurvivesEveryCrashPointOfEveryStructure) {
-  for (const auto& model : cr::model_names())
+  for (const auto& model : cr::writeback_model_names())
   for (const char* st : {"pbcomb-float", "pb-stack", "pb-queue", "pb-heap"}) {
     cr::CampaignConfig cfg;
     cfg.model = model;

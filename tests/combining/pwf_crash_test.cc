@@ -34,7 +34,7 @@ class PWFCorrect : public ::testing::TestWithParam<Case> {};
 TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
-  for (const auto& model : fc::model_names()) {
+  for (const auto& model : fc::writeback_model_names()) {
   SCOPED_TRACE("model " + model);
   fc::CampaignConfig cfg;
   cfg.model = model;
@@ -66,7 +66,7 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
   // the next seeds make it up (>= 10,000 images built over 2 and 4 threads
   // at full scale).
   const auto want = static_cast<std::uint64_t>(scaled(5000, 50));
-  for (const auto& model : fc::model_names())
+  for (const auto& model : fc::writeback_model_names())
   for (int threads : {2, 4}) {
     SCOPED_TRACE("model " + model);
     std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0;
@@ -104,7 +104,7 @@ TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
 // Crashes inside pool and structure creation (crash_create).
 TEST_P(PWFCorrect, SurvivesCrashesDuringCreate) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  for (const auto& model : fc::model_names()) {
+  for (const auto& model : fc::writeback_model_names()) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.ops = 8;

@@ -11,9 +11,11 @@
 namespace ferrite::test {
 
 // Every model the variant claims to hold under (a broken one: to be caught
-// under); SubjectInfo::models empty = every registered model.
+// under); SubjectInfo::models empty = the write-back models (abstract, x86:
+// code that persists with pwbs). Code written for the store models (hops,
+// hops+, strand: annotated stores) lists them in SubjectInfo::models.
 inline std::vector<std::string> claimed_models(const crash::SubjectInfo& s) {
-  return s.models.empty() ? crash::model_names() : s.models;
+  return s.models.empty() ? crash::writeback_model_names() : s.models;
 }
 
 // A broken variant's campaign: `c` as given, and for a multi-threaded run up

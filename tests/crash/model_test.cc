@@ -41,11 +41,19 @@ fc::Line line_of(std::initializer_list<std::uint64_t> words) {
 }
 
 TEST(Models, Registry) {
-  EXPECT_EQ(fc::model_names(), (std::vector<std::string>{"abstract", "x86"}));
+  EXPECT_EQ(fc::model_names(), (std::vector<std::string>{"abstract", "hops", "hops+", "strand", "x86"}));
+  EXPECT_EQ(fc::writeback_model_names(), (std::vector<std::string>{"abstract", "x86"}));
+  EXPECT_EQ(fc::store_model_names(), (std::vector<std::string>{"hops", "hops+", "strand"}));
+  for (const auto& m : fc::model_names()) {
+    const bool wb = m == "abstract" || m == "x86";
+    EXPECT_NE(fc::find_model(m), nullptr) << m;
+    EXPECT_EQ(fc::find_model(m)->rules().empty(), wb) << m << ": only the store models name rules";
+    EXPECT_EQ(fc::find_model(m)->pfence_durable(), m == "x86") << m;
+  }
   ASSERT_NE(fc::find_model("x86"), nullptr);
   EXPECT_EQ(fc::find_model("x86")->name(), "x86");
-  EXPECT_EQ(fc::find_model("hops"), nullptr);
-  EXPECT_THROW(fc::sim::set_model("hops"), std::invalid_argument);
+  EXPECT_EQ(fc::find_model("tso"), nullptr);
+  EXPECT_THROW(fc::sim::set_model("tso"), std::invalid_argument);
   EXPECT_EQ(fc::sim::model(), "abstract");
   fc::sim::set_model("x86");
   EXPECT_EQ(fc::sim::model(), "x86");
@@ -477,3 +485,84 @@ TEST(Models, X86KeepsPerLineCoherence) {
 }
 
 }  // namespace
+
+// The store models through the simulator: persist::store reaches the model
+// (Backend::stored), ofence orders, dfence makes durable, pwb does nothing.
+namespace {
+
+std::set<std::pair<int, int>> annotated_pair(std::string_view model, bool fence, bool* exhaustive) {
+  SimRange r(model);
+  fp::store(reinterpret_cast<std::uint64_t*>(r.line(0)), std::uint64_t{1});  // A
+  if (fence) fp::ofence();
+  fp::store(reinterpret_cast<std::uint64_t*>(r.line(1)), std::uint64_t{1});  // F
+  fp::pwb(r.line(1));
+  auto cs = fc::sim::capture();
+  EXPECT_EQ(cs.model, model);
+  EXPECT_TRUE(fc::sim::pending().empty()) << "a store model keeps no write-backs";
+  auto set = fc::images_for(cs, 10, 3);
+  *exhaustive = set.exhaustive;
+  std::set<std::pair<int, int>> af;
+  for (const auto& img : set.images)
+    af.insert({static_cast<int>(r.in_image(cs, img, 0)), static_cast<int>(r.in_image(cs, img, 1))});
+  return af;
+}
+
+}  // namespace
+
+TEST(Models, StoreModelsPersistAnnotatedStoresInTheirOrder) {
+  for (std::string_view m : {"hops", "hops+", "strand"}) {
+    bool exhaustive = false;
+    EXPECT_EQ(annotated_pair(m, true, &exhaustive), (std::set<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}})) << m;
+    EXPECT_TRUE(exhaustive) << m;
+    EXPECT_EQ(annotated_pair(m, false, &exhaustive), (std::set<std::pair<int, int>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}}))
+        << m;
+  }
+}
+
+TEST(Models, DfenceAndJoinStrandMakeAnnotatedStoresDurablePwbDoesNot) {
+  for (std::string_view m : {"hops", "hops+", "strand"}) {
+    SimRange r(m);
+    fp::store(reinterpret_cast<std::uint64_t*>(r.line(0)), std::uint64_t{7});
+    fp::pwb(r.line(0));
+    fp::psync();
+    EXPECT_EQ(SimRange::word(fc::sim::media_line(r.line(0))), 7u) << m << ": psync acts as dfence / JoinStrand";
+    r.store(1, 8);  // unannotated
+    fp::pwb(r.line(1));
+    fp::dfence();
+    fp::join_strand();
+    EXPECT_EQ(SimRange::word(fc::sim::media_line(r.line(1))), 0u) << m << ": an unannotated store is never made durable";
+    auto cs = fc::sim::capture();
+    auto set = fc::images_for(cs, 0, 1);
+    std::set<std::uint64_t> seen;
+    for (const auto& img : set.images) seen.insert(r.in_image(cs, img, 1));
+    EXPECT_EQ(seen, (std::set<std::uint64_t>{0, 8})) << m << ": but it may be evicted";
+    EXPECT_FALSE(fp::pfence_is_durable()) << m;
+  }
+}
+
+// A store model's crash state travels (model_data) and its images are
+// numbered like the others: image_at rebuilds every index images_for built.
+TEST(Models, StoreModelStatesSerializeAndImageAtRebuildsEveryIndex) {
+  for (std::string_view m : {"hops", "strand"}) {
+    SimRange r(m);
+    for (std::size_t i = 0; i < 4; ++i) {
+      fp::store(reinterpret_cast<std::uint64_t*>(r.line(i)), std::uint64_t{i + 1});
+      if (i == 1) fp::persist_barrier();
+    }
+    r.store(5, 9);  // unannotated: an eviction choice
+    auto cs = fc::sim::capture();
+    std::string enc;
+    cs.serialize(enc);
+    EXPECT_EQ(fc::CrashState::deserialize(enc), cs) << m;
+    auto set = fc::images_for(cs, 3, 11);
+    EXPECT_TRUE(set.exhaustive) << m;
+    // Lines 0,1 (any subset: 4) then lines 2,3 (any subset, only once 0 and 1
+    // persisted: + 3) = 7 closed sets, times 2 for line 5's eviction.
+    EXPECT_EQ(set.images.size(), 14u) << m;
+    for (const auto& img : set.images) {
+      auto again = fc::image_at(cs, img.index, 11);
+      ASSERT_TRUE(again) << m << " index " << img.index;
+      EXPECT_EQ(again->hash, img.hash) << m << " index " << img.index;
+    }
+  }
+}

@@ -44,7 +44,7 @@ class MirrorCorrect : public ::testing::TestWithParam<Case> {};
 TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
-  for (const auto& model : fc::model_names()) {
+  for (const auto& model : fc::writeback_model_names()) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.model = model;
@@ -75,7 +75,7 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
   // target: further runs with the next seeds make it up (>= 10,000 images
   // built over 2 and 3 threads, per model, at full scale).
   const auto want = static_cast<std::uint64_t>(scaled(5000, 50));
-  for (const auto& model : fc::model_names())
+  for (const auto& model : fc::writeback_model_names())
     for (int threads : {2, 3}) {
       SCOPED_TRACE("model " + model);
       std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0, violations = 0;
@@ -116,7 +116,7 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
 // is idempotent by construction; the recovery crash points are the pool's.
 TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  for (const auto& model : fc::model_names()) {
+  for (const auto& model : fc::writeback_model_names()) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.ops = 12;

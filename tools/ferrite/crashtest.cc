@@ -4,7 +4,7 @@
 //   ferrite crashtest --list [--json]
 //   ferrite crashtest --structure S [--variant V] [--threads T] [--ops N]
 //                     [--images I] [--seed X] [--crash-points P]
-//                     [--model abstract|x86|all] [--post-ops N]
+//                     [--model abstract|x86|hops|hops+|strand|all] [--post-ops N]
 //                     [--crash-recovery D] [--crash-create] [--workers W]
 //                     [--pool-size BYTES] [--no-tearing] [--replay K:IMAGE]
 //                     [--json]
@@ -59,7 +59,7 @@ struct Opts {
 // The models a run covers: --model all = every model the variant claims.
 std::vector<std::string> models_of(const std::string& model, const fc::SubjectInfo& s) {
   if (model != "all") return {model.empty() ? fc::CampaignConfig{}.model : model};
-  return s.models.empty() ? fc::model_names() : s.models;
+  return s.models.empty() ? fc::writeback_model_names() : s.models;
 }
 
 [[noreturn]] void usage(const std::string& msg) {
@@ -382,7 +382,9 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
   sub->add_option("--model", o->model,
                   "Persistency model: abstract (the PBcomb paper's pwb/pfence/psync, default), x86 (clwb+sfence), "
-                  "or all (every model the variant claims; --all defaults to all)");
+                  "hops, hops+, strand (annotated stores persist: for code written for them), "
+                  "or all (every model the variant claims, the write-back models abstract and x86 unless it names "
+                  "others; --all defaults to all)");
   sub->add_option("--post-ops", o->post_ops, "Operations run and checked after each recovery (default 8)")
       ->check(CLI::Range(std::size_t{0}, std::size_t{100000}));
   sub->add_option("--crash-recovery", o->crash_recovery,

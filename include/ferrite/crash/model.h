@@ -5,7 +5,8 @@
 //
 //   1. A state machine per simulated pool (ModelRun, made by Model::start at
 //      attach). The simulator feeds it every persistence verb of every
-//      thread and every annotated store (persist::declare_store), in the
+//      thread, every declared multi-word store (persist::declare_store) and
+//      every annotated store (persist::store, store_bytes), in the
 //      global order in which the simulator serialises them (one mutex; verb
 //      k is the k-th event of kind verb). The run decides what a verb does:
 //      record a pending write-back, order, make write-backs durable (it
@@ -19,9 +20,12 @@
 //      deduplicate them; a CrashState names its model, so nothing else has
 //      to be passed around.
 //
-// Built-in models ("abstract", "x86") live in src/crash/model_writeback.cc;
-// a new model (HOPS, strands) implements the three classes and registers
-// itself in the table of src/crash/model.cc.
+// Built-in models: the write-back models ("abstract", "x86") in
+// src/crash/model_writeback.cc, in which pwbs are what persists; the store
+// models ("hops", "hops+", "strand") in src/crash/model_store.cc, in which
+// annotated stores are what persists (docs/crash.md §1). A new model
+// implements the three classes and registers itself in the table of
+// src/crash/model.cc.
 //
 // Thread safety: Model and ImageSpace are immutable after construction
 // (const methods only; an ImageSpace must not outlive its CrashState). A
@@ -50,12 +54,26 @@ struct VerbEvent {
   const std::uint8_t* line = nullptr;  // the line's working contents now (kCacheLine bytes)
 };
 
-// An annotated store (persist::declare_store), clipped to the pool.
+// A store the model is told about, clipped to the pool: a declared
+// multi-word store (persist::declare_store: only its tearing matters) or an
+// annotated store (persist::store / store_bytes: under the store models the
+// store that persists; its bytes are in the working memory already).
 struct StoreEvent {
+  enum class Kind : std::uint8_t { kDeclared, kStored };
+  Kind kind = Kind::kDeclared;
   std::uint32_t thread = 0;
   std::uint64_t k = 0;       // verbs before it: it lies between verb k-1 and verb k
   std::uint64_t offset = 0;  // first byte, from the pool base
   std::uint64_t size = 0;    // bytes
+};
+
+// A load of pool memory. Only the litmus tool reports loads (the simulator
+// cannot see them): the hops+ model's hardware history follows them.
+struct LoadEvent {
+  std::uint32_t thread = 0;
+  std::uint64_t k = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
 };
 
 // The memories of a simulated pool, owned by the simulator. A run reads the
@@ -80,8 +98,10 @@ class ModelRun {
   // Verb e.k of thread e.thread takes effect (after the crash hook ran for
   // e.k). For kPwb, one call per line of the pool written back.
   virtual void on_verb(const VerbEvent& e) = 0;
-  // An annotated multi-word store. Models that ignore stores do nothing.
+  // A declared or annotated store (after it reached working memory).
   virtual void on_store(const StoreEvent& e) = 0;
+  // A load (litmus tool only). Models that ignore loads do nothing.
+  virtual void on_load(const LoadEvent& /*e*/) {}
   // sim::settle(): the media image already equals the working memory;
   // forget everything pending, epochs restart at 0.
   virtual void settle() = 0;
@@ -128,12 +148,35 @@ class Model {
   virtual std::unique_ptr<ModelRun> start(Machine& machine) const = 0;
   // `cs` must outlive the returned space.
   virtual std::unique_ptr<ImageSpace> space(const CrashState& cs, const ImageOptions& opt) const = 0;
+  // Does a pfence make the issuing thread's earlier write-backs durable
+  // (persist::pfence_is_durable under the simulator)? Only x86's does.
+  virtual bool pfence_durable() const { return false; }
+  // The rules this model is made of (the names make_model_without accepts).
+  virtual std::vector<std::string> rules() const { return {}; }
 };
 
-// "abstract", "x86"; nullptr if unknown.
+// "abstract", "hops", "hops+", "strand", "x86"; nullptr if unknown.
 const Model* find_model(std::string_view name);
 // Registered models, sorted by name.
 std::vector<std::string> model_names();
+// The write-back models ("abstract", "x86"): those in which pwb/pfence/psync
+// make stores durable. Code that persists with pwbs (every structure but
+// the logging library) is checked under these; under the store models its
+// pwbs do nothing (docs/crash.md §1).
+std::vector<std::string> writeback_model_names();
+// The store models ("hops", "hops+", "strand"): annotated stores persist.
+std::vector<std::string> store_model_names();
+
+// A store model with one of its rules removed (Model::rules() names them),
+// for the tests that show each rule is needed (its CrashStates carry the
+// registered model's name). Throws std::invalid_argument for an unknown
+// model or rule, or a write-back model.
+std::unique_ptr<Model> make_model_without(std::string_view model, std::string_view rule);
+
+// A crash state of a machine captured without the simulator (the litmus
+// tool): every line whose working contents differ from media, the lines the
+// run adds, sorted, with media/working/dirty/declared filled.
+CrashState capture_state(const Machine& m, const ModelRun& run, std::string_view model, std::uint64_t k);
 
 // The image space images_for uses (for tools and tests): throws
 // std::invalid_argument if cs.model is not a registered model.

@@ -24,6 +24,10 @@
 //   - Per-line coherence (both): once a copy of a line taken at verb k is
 //     durable, older copies of that line pending in other threads are
 //     dropped.
+//     The store models (hops, hops+, strand; crash/model.h, docs/crash.md
+//     §1) persist annotated stores (persist::store) instead; pwbs do nothing
+//     there. Code that persists with pwbs is checked under the write-back
+//     models above (crash::writeback_model_names()).
 //
 // Images. Image 0 loses every pending write-back and dirty line (media);
 // image 1 persists everything (working memory). images_for enumerates every

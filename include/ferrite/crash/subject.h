@@ -117,7 +117,7 @@ struct SubjectInfo {
   bool ferrite = false;
   bool ablation = false;
   // Persistency models (crash/model.h) the variant claims (a broken one: is
-  // caught under); empty = every model.
+  // caught under); empty = the write-back models (crash::writeback_model_names()).
   std::vector<std::string> models;
 };
 
