@@ -16,7 +16,7 @@
 //
 // Sources.
 //   * T. L. Harris, "A Pragmatic Implementation of Non-Blocking
-//     Linked-Lists", DISC 2001: search (Fig. 3: find left and right, check
+//     Linked-Lists", DISC 2001: search (find left and right, check
 //     adjacency, unlink the marked nodes between them), insert, delete
 //     (logical deletion by marking the low bit of next, then physical
 //     deletion by a CAS on the predecessor), find.
@@ -26,11 +26,12 @@
 //     Treiber's stack).
 //   * M. Friedman, N. Ben-David, Y. Wei, G. E. Blelloch, E. Petrank,
 //     "NVTraverse: In NVRAM Data Structures, the Destination is More
-//     Important than the Journey", PLDI 2020, §4 (traversal data structures:
-//     a traversal phase, then ensureReachable + makePersistent of the nodes
-//     the traversal returns, then a critical phase in which every read is
-//     followed by a flush and every CAS by a flush, with a fence before each
-//     CAS and before returning); Harris's list is one of its examples.
+//     Important than the Journey", PLDI 2020: its transformation of
+//     traversal data structures — a traversal phase, then ensureReachable +
+//     makePersistent of the nodes the traversal returns, then a critical
+//     phase in which every read is followed by a flush and every CAS by a
+//     flush, with a fence before each CAS and before returning. Harris's
+//     list is one of its examples.
 //
 // The map. Harris's list is a set; the map extends it as mirror/harris_list.h
 // does (the same operations and answers as mirror-hashmap): a node carries
@@ -214,24 +215,24 @@ struct NVTraverse {
   static constexpr bool kDurable = true;
   template <class T>
   static T traverse_read(const std::atomic<T>& a) {
-    // PERSIST: none — NVTraverse §4: the traversal phase flushes nothing.
+    // PERSIST: none — NVTraverse: the traversal phase flushes nothing.
     return a.load(std::memory_order_acquire);  // ORDER: acquire, as Transient
   }
   template <class T>
   static T read(const std::atomic<T>& a) {
     const T v = a.load(std::memory_order_acquire);
-    // PERSIST: NVTraverse §4, critical phase: flush after every read; the
+    // PERSIST: NVTraverse, critical phase: flush after every read; the
     // fence is the one before the next CAS or before returning.
     persist::pwb(&a);
     return v;
   }
   template <class T>
   static bool cas(std::atomic<T>& a, T& expected, T desired) {
-    // PERSIST: NVTraverse §4: fence before every CAS — what this operation
+    // PERSIST: NVTraverse: fence before every CAS — what this operation
     // read (and the new node) is durable before its CAS can be seen.
     persist::psync();
     const bool ok = a.compare_exchange_strong(expected, desired, std::memory_order_acq_rel, std::memory_order_acquire);
-    // PERSIST: NVTraverse §4: flush after every CAS (a failed CAS read the
+    // PERSIST: NVTraverse: flush after every CAS (a failed CAS read the
     // location: flushed too).
     if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&a);
     return ok;
@@ -243,7 +244,7 @@ struct NVTraverse {
   }
   static void traversal_done(const Link* into_left, const Link* left, Node* left_next, Node* right) {
     if constexpr ((Faults & kNoMakePersistent) == 0) {
-      // PERSIST: NVTraverse §4 ensureReachable(left): the link through which
+      // PERSIST: NVTraverse ensureReachable(left): the link through which
       // the traversal reached left's node (null when left is the bucket).
       if (into_left != nullptr) persist::pwb(into_left);
       // PERSIST: makePersistent(left, marked nodes..., right): every node the
@@ -259,7 +260,7 @@ struct NVTraverse {
     persist::psync();
   }
   static void end_op() {
-    persist::psync();  // PERSIST: NVTraverse §4: fence before returning
+    persist::psync();  // PERSIST: NVTraverse: fence before returning
   }
 };
 
@@ -557,7 +558,7 @@ class HarrisHashTable {
     }
   }
 
-  // Harris's search (DISC'01 Fig. 3): right = the first unmarked node with
+  // Harris's search (DISC'01): right = the first unmarked node with
   // key >= key (or nullptr), *left_out = the link whose value is right, the
   // marked nodes between them unlinked. Phase 1 is NVTraverse's traversal.
   Node* search(Link& head, std::int64_t key, Link** left_out, int tid) {
