@@ -1,0 +1,188 @@
+// Crash campaigns (crash/campaign.h, simulator backend) on the durable
+// Harris-list hash tables (include/ferrite/baselines/harris_hash.h) through
+// adapters/durable_sets.cc: the Izraelevitz transform and NVTraverse, each
+// as a map and as a set, under every model each subject claims
+// (tests/common/models.h):
+//   * one thread: every persistence verb is a crash point, 0 violations,
+//     0 inconclusive;
+//   * three threads: sampled crash points, 0 violations, 0 inconclusive;
+//     >= 10,000 images built per model (full scale) for the maps (the sets
+//     run the same code without the value CAS: one smaller campaign);
+//   * crashes during creation and during the recovery that follows (one
+//     subject: every durable table has the same root and trace);
+//   * each broken variant caught (no-cas-pwb: one thread; no-make-persistent:
+//     only another thread's CAS read before its write-back exposes it, so 3
+//     threads, every crash point until the first catch).
+// Every image is recovered in a worker process that never saw the crashed
+// run (docs/crash.md §2): recovery is the pool's trace from the root.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "common/models.h"
+#include "common/sanitizer.h"
+#include "common/scale.h"
+#include "common/subjects.h"
+#include "ferrite/crash/campaign.h"
+
+namespace fc = ferrite::crash;
+using ferrite::test::Case;
+using ferrite::test::describe;
+using ferrite::test::scaled;
+using ferrite::test::subject;
+
+namespace {
+
+class DurableSetCorrect : public ::testing::TestWithParam<Case> {};
+
+TEST_P(DurableSetCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  ASSERT_FALSE(s.expect_violation);
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.threads = 1;
+    cfg.ops = scaled(80, 20);
+    cfg.images = 3;
+    cfg.seed = 11;
+    cfg.pool_size = 2u << 20;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.violations, 0u) << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << describe(r);  // an inconclusive image is never a pass
+    EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
+    std::printf("[durable-sets] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, "
+                "%llu violations, %llu inconclusive, %.1fs\n",
+                GetParam().structure, GetParam().variant, model.c_str(), cfg.ops,
+                static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
+                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
+                r.seconds);
+  }
+}
+
+TEST_P(DurableSetCorrect, SurvivesSampledCrashesOfThreeThreadRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  // Crash points are sampled: further runs with the next seeds make up a
+  // shortfall of images (maps: >= 10,000 built per model at full scale).
+  const bool map = s.structure.find("hashmap") != std::string::npos;
+  const auto want = static_cast<std::uint64_t>(scaled(map ? 10000 : 2000, 50));
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0, violations = 0;
+    double seconds = 0;
+    for (int round = 0; built < want && round < 8; ++round) {
+      fc::CampaignConfig cfg;
+      cfg.threads = 3;
+      cfg.ops = scaled(400, 40);
+      cfg.crash_points = scaled(520, 20);
+      cfg.images = 18;  // + 2 fixed
+      cfg.seed = 7 + 100 * static_cast<std::uint64_t>(round);
+      cfg.pool_size = 2u << 20;
+      cfg.model = model;
+      auto r = fc::run_campaign(s, cfg);
+      ASSERT_TRUE(r.error.empty()) << r.error;
+      ASSERT_EQ(r.violations, 0u) << "seed " << cfg.seed << describe(r);
+      built += r.images_built;
+      checked += r.images_checked;
+      points += r.crash_points;
+      inconclusive += r.inconclusive;
+      violations += r.violations;
+      seconds += r.seconds;
+    }
+    EXPECT_GE(built, want);
+    EXPECT_EQ(inconclusive, 0u);
+    std::printf("[durable-sets] %s/%s 3 threads [%s]: %llu crash points, %llu images built, %llu checked, "
+                "%llu violations, %llu inconclusive, %.1fs\n",
+                GetParam().structure, GetParam().variant, model.c_str(), static_cast<unsigned long long>(points),
+                static_cast<unsigned long long>(built), static_cast<unsigned long long>(checked),
+                static_cast<unsigned long long>(violations), static_cast<unsigned long long>(inconclusive), seconds);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HarrisHash, DurableSetCorrect,
+                         ::testing::Values(Case{"izraelevitz-hashmap", "correct"},
+                                           Case{"izraelevitz-hashset", "correct"},
+                                           Case{"nvtraverse-hashmap", "correct"},
+                                           Case{"nvtraverse-hashset", "correct"}),
+                         ferrite::test::case_name);
+
+// Crashes inside pool and table creation (the bucket array is durable
+// before the root names it), and during the recovery that follows (the
+// trace writes nothing: the recovery crash points are the pool's).
+TEST(DurableSetRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
+  const auto& s = subject("nvtraverse-hashmap", "correct");
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.ops = 8;
+    cfg.images = 1;
+    cfg.seed = 31;
+    cfg.pool_size = 2u << 20;
+    cfg.model = model;
+    cfg.crash_create = true;
+    cfg.recovery_crash_depth = 1;
+    cfg.recovery_crash_every = 100;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.create_points, 0u);
+    EXPECT_EQ(r.violations, 0u) << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+    std::printf("[durable-sets] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
+                "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
+                s.structure.c_str(), s.variant.c_str(), model.c_str(),
+                static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
+                static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
+                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
+  }
+}
+
+// ------------------------------------------------------------ broken variants
+struct BrokenCase {
+  const char* structure;
+  const char* variant;
+  int threads;  // the smallest run that exposes it
+};
+class DurableSetBroken : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(DurableSetBroken, IsCaughtUnderEveryClaimedModel) {
+  const auto& p = GetParam();
+  const auto& s = subject(p.structure, p.variant);
+  ASSERT_TRUE(s.expect_violation);
+  if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.threads = p.threads;
+    cfg.ops = p.threads == 1 ? scaled(100, 60) : 200;
+    cfg.images = 6;
+    cfg.seed = 3;
+    cfg.pool_size = 2u << 20;
+    cfg.model = model;
+    if (p.threads > 1) cfg.crash_points = 1u << 20;  // every verb (the run stops at the first catch)
+    cfg.stop_after_violations = 1;
+    auto r = ferrite::test::catch_with_seeds(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;
+    const auto& v = r.details.front();
+    std::printf("[durable-sets] %s/%s %d thread(s) [%s] caught (seed %llu, %llu images): %s %s\n  replay: %s\n",
+                p.structure, p.variant, p.threads, model.c_str(), static_cast<unsigned long long>(r.seed),
+                static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
+                v.replay.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HarrisHash, DurableSetBroken,
+                         ::testing::Values(BrokenCase{"izraelevitz-hashmap", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-hashmap", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-hashset", "no-make-persistent", 3}),
+                         [](const ::testing::TestParamInfo<BrokenCase>& i) {
+                           std::string s = std::string(i.param.structure) + "_" + i.param.variant;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace

@@ -1,0 +1,62 @@
+// Stress (and TSan) test of the Harris-list hash tables
+// (include/ferrite/baselines/harris_hash.h) under all three policies: 4
+// threads on 2 shared buckets. Each thread owns the keys k with
+// k % 4 == tid and cycles them through put / get / put / erase (answers
+// checked: nobody else touches them), while every thread also reads the
+// other threads' keys (answers unchecked, races on the same links are the
+// point). At the end the table is empty and the nodes went through EBR.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "common/scale.h"
+#include "common/temp_pool.h"
+#include "ferrite/baselines/harris_hash.h"
+
+namespace fb = ferrite::baselines;
+using ferrite::test::scaled;
+
+namespace {
+
+constexpr int kThreads = 4;
+
+template <class T>
+void hammer(T& t, int rounds) {
+  std::vector<std::thread> ts;
+  for (int tid = 0; tid < kThreads; ++tid)
+    ts.emplace_back([&, tid] {
+      for (int i = 0; i < rounds; ++i) {
+        const std::int64_t k = static_cast<std::int64_t>(i % 32) * kThreads + tid + 1;
+        ASSERT_FALSE(t.put(k, i + 1, tid).has_value());
+        ASSERT_EQ(t.get(k, tid), std::optional<std::int64_t>(i + 1));
+        ASSERT_EQ(t.put(k, -k, tid), std::optional<std::int64_t>(i + 1));
+        (void)t.get(k + 1, tid);  // another thread's key
+        ASSERT_EQ(t.erase(k, tid), std::optional<std::int64_t>(-k));
+        ASSERT_FALSE(t.erase(k + 2 * kThreads, tid).has_value());  // own key of a later round: absent
+      }
+    });
+  for (auto& th : ts) th.join();
+  EXPECT_TRUE(t.items(true).empty());
+}
+
+TEST(HarrisHashStress, TransientTableSurvivesFourThreadsOnSharedLists) {
+  fb::TransientHarrisHashTable t(kThreads, 2);
+  hammer(t, scaled(40000, 2000));
+}
+
+TEST(HarrisHashStress, IzraelevitzTableSurvivesFourThreadsOnSharedLists) {
+  ferrite::test::TempPool pool("harris-stress-izr", std::size_t{32} << 20);
+  auto t = fb::IzraelevitzHashTable<>::create(*pool, "t", kThreads, 2);
+  hammer(*t, scaled(10000, 500));
+}
+
+TEST(HarrisHashStress, NVTraverseTableSurvivesFourThreadsOnSharedLists) {
+  ferrite::test::TempPool pool("harris-stress-nvt", std::size_t{32} << 20);
+  auto t = fb::NVTraverseHashTable<>::create(*pool, "t", kThreads, 2);
+  hammer(*t, scaled(20000, 1000));
+}
+
+}  // namespace
