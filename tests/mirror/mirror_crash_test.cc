@@ -1,6 +1,7 @@
 // Crash campaigns (crash/campaign.h) on the Mirror structures through their
 // adapters (adapters/mirror_list.cc, adapters/mirror_hashmap.cc,
-// adapters/mirror_bst.cc), under every persistency model they claim
+// adapters/mirror_bst.cc, adapters/mirror_skiplist.cc), under every
+// persistency model they claim
 // (abstract and x86):
 //   - one thread: every persistence verb is a crash point (single-thread
 //     runs also re-attach, i.e. run Mirror's recovery, every 9 operations);
@@ -42,16 +43,20 @@ constexpr auto name = &ferrite::test::case_name;
 // ------------------------------------------------------------ correct variants
 class MirrorCorrect : public ::testing::TestWithParam<Case> {};
 
-// CI budget. The BST's pool placement (an ablation of the paper's main mode)
-// builds >= 1,000 images per (model, threads) here instead of 5,000; its full
-// campaigns (>= 10,000 per model) are run with `ferrite crashtest` and
-// recorded in docs/mirror.md. The BST map's creation and recovery are the
-// set's (mirror::Bst::create/attach), so only the set runs the crash-create
-// campaign.
+// CI budget. The BST's and the skip list's pool placement (an ablation of
+// the paper's main mode) build >= 1,000 images per (model, threads) here
+// instead of 5,000; their full campaigns (>= 10,000 per model) are run with
+// `ferrite crashtest` and recorded in docs/mirror.md. A map's creation and
+// recovery are its set's (Bst / SkipList ::create/attach), so only the set
+// runs the crash-create campaign.
 bool reduced_images(const Case& c) {
-  return std::string(c.structure).rfind("mirror-bst", 0) == 0 && std::string(c.variant) == "correct-nvm-replica";
+  const std::string s = c.structure;
+  return (s.rfind("mirror-bst", 0) == 0 || s.rfind("mirror-skiplist", 0) == 0) &&
+         std::string(c.variant) == "correct-nvm-replica";
 }
-bool create_covered_elsewhere(const Case& c) { return std::string(c.structure) == "mirror-bstmap"; }
+bool create_covered_elsewhere(const Case& c) {
+  return std::string(c.structure) == "mirror-bstmap" || std::string(c.structure) == "mirror-skiplistmap";
+}
 
 TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
@@ -128,7 +133,7 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
 // is idempotent by construction; the recovery crash points are the pool's —
 // and, for the BST, those of the CASes that finish flagged deletes.
 TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
-  if (create_covered_elsewhere(GetParam())) GTEST_SKIP() << "the same create and recovery as mirror-bst";
+  if (create_covered_elsewhere(GetParam())) GTEST_SKIP() << "the same create and recovery as the set";
   const auto& s = subject(GetParam().structure, GetParam().variant);
   for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
@@ -164,7 +169,11 @@ INSTANTIATE_TEST_SUITE_P(Mirror, MirrorCorrect,
                                            Case{"mirror-hashset", "correct-nvm-replica"},
                                            Case{"mirror-bst", "correct"}, Case{"mirror-bst", "correct-nvm-replica"},
                                            Case{"mirror-bstmap", "correct"},
-                                           Case{"mirror-bstmap", "correct-nvm-replica"}),
+                                           Case{"mirror-bstmap", "correct-nvm-replica"},
+                                           Case{"mirror-skiplist", "correct"},
+                                           Case{"mirror-skiplist", "correct-nvm-replica"},
+                                           Case{"mirror-skiplistmap", "correct"},
+                                           Case{"mirror-skiplistmap", "correct-nvm-replica"}),
                          name);
 
 // ------------------------------------------------------------ broken variants
@@ -231,7 +240,13 @@ INSTANTIATE_TEST_SUITE_P(
                       BrokenCase{"mirror-bst", "recover-no-copy", 1},
                       BrokenCase{"mirror-bst", "recover-no-help", 1},
                       BrokenCase{"mirror-bstmap", "recover-no-trace", 1},
-                      BrokenCase{"mirror-bstmap", "recover-no-copy", 1}),
+                      BrokenCase{"mirror-bstmap", "recover-no-copy", 1},
+                      BrokenCase{"mirror-skiplist", "no-pwb-before-volatile", 1},
+                      BrokenCase{"mirror-skiplist", "helper-no-pwb", 3},
+                      BrokenCase{"mirror-skiplist", "recover-no-trace", 1},
+                      BrokenCase{"mirror-skiplist", "recover-no-copy", 1},
+                      BrokenCase{"mirror-skiplistmap", "recover-no-trace", 1},
+                      BrokenCase{"mirror-skiplistmap", "recover-no-copy", 1}),
     [](const ::testing::TestParamInfo<BrokenCase>& i) {
       std::string s = std::string(i.param.structure) + "_" + i.param.variant;
       std::replace(s.begin(), s.end(), '-', '_');

@@ -1,7 +1,7 @@
-// Real-process crash test of Mirror: a hash map and a BST map survive
-// repeated SIGKILLs.
+// Real-process crash test of Mirror: a hash map, a BST map and a skip-list
+// map survive repeated SIGKILLs.
 //
-// A pool on /dev/shm holds a mirror::HashMap (or a mirror::Bst) used as a map. A forked child
+// A pool on /dev/shm holds a mirror::HashMap (or a mirror::Bst, a mirror::SkipList) used as a map. A forked child
 // opens the pool (which recovers itself), attaches (Mirror's recovery: the
 // volatile replica and the allocator rebuilt by tracing, §4.3.3) and runs a
 // deterministic stream of operations from index n: op i is erase(key) when
@@ -35,6 +35,7 @@
 #include "common/temp_pool.h"
 #include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/hash_map.h"
+#include "ferrite/mirror/skip_list.h"
 
 namespace fm = ferrite::mirror;
 using ferrite::pmem::Pool;
@@ -153,6 +154,13 @@ TEST(MirrorProcess, ABstMapWithItsReplicaInDramSurvivesRepeatedSigkill) {
 }
 TEST(MirrorProcess, ABstMapWithBothReplicasInThePoolSurvivesRepeatedSigkill) {
   survives_repeated_kills<fm::Bst<fm::Config<fm::InPool>>>("kill-bst-pool");
+}
+
+TEST(MirrorProcess, ASkipListMapWithItsReplicaInDramSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::SkipList<fm::Config<fm::InDram>>>("kill-sl-dram");
+}
+TEST(MirrorProcess, ASkipListMapWithBothReplicasInThePoolSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::SkipList<fm::Config<fm::InPool>>>("kill-sl-pool");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Stress tests of Mirror (TSan-able: label tsan): many threads on one
-// patomic and on one Harris list / hash map / NM BST, then checks at quiescence.
+// patomic and on one Harris list / hash map / NM BST / skip list, then checks at quiescence.
 //   * fetch_add by every thread: the old values returned are exactly
 //     0 .. N-1 (each update linearized once), and concurrent loads never go
 //     backwards (a load reads rep_v, which only moves forward);
@@ -23,6 +23,7 @@
 #include "ferrite/mirror/heap.h"
 #include "ferrite/mirror/list.h"
 #include "ferrite/mirror/patomic.h"
+#include "ferrite/mirror/skip_list.h"
 
 namespace fm = ferrite::mirror;
 using ferrite::test::scaled;
@@ -145,6 +146,11 @@ TEST(MirrorStress, BstInsertsAndRemovesConserveEveryKey) {
   set_conservation<fm::Bst<>>([](ferrite::pmem::Pool& p) { return fm::Bst<>::create(p, "t", kThreads, kRegion); });
 }
 
+TEST(MirrorStress, SkipListInsertsAndRemovesConserveEveryKey) {
+  set_conservation<fm::SkipList<>>(
+      [](ferrite::pmem::Pool& p) { return fm::SkipList<>::create(p, "s", kThreads, kRegion); });
+}
+
 template <class Make>
 void map_old_values(Make make) {
   TempPool pool("mstress-map", std::size_t{64} << 20);
@@ -194,6 +200,10 @@ TEST(MirrorStress, MapPutsAndErasesAgreeWithTheirOldValues) {
 }
 TEST(MirrorStress, BstMapPutsAndErasesAgreeWithTheirOldValues) {
   map_old_values([](ferrite::pmem::Pool& p) { return fm::Bst<>::create(p, "m", kThreads, kRegion); });
+}
+
+TEST(MirrorStress, SkipListMapPutsAndErasesAgreeWithTheirOldValues) {
+  map_old_values([](ferrite::pmem::Pool& p) { return fm::SkipList<>::create(p, "m", kThreads, kRegion); });
 }
 
 }  // namespace
