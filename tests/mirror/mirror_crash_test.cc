@@ -1,6 +1,8 @@
 // Crash campaigns (crash/campaign.h) on the Mirror structures through their
-// adapters (adapters/mirror_list.cc, adapters/mirror_hashmap.cc), under
-// every persistency model (abstract and x86):
+// adapters (adapters/mirror_list.cc, adapters/mirror_hashmap.cc,
+// adapters/mirror_bst.cc, adapters/mirror_skiplist.cc), under every
+// persistency model they claim
+// (abstract and x86):
 //   - one thread: every persistence verb is a crash point (single-thread
 //     runs also re-attach, i.e. run Mirror's recovery, every 9 operations);
 //   - 2 and 3 threads: sampled crash points;
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "common/models.h"
@@ -41,10 +44,27 @@ constexpr auto name = &ferrite::test::case_name;
 // ------------------------------------------------------------ correct variants
 class MirrorCorrect : public ::testing::TestWithParam<Case> {};
 
+// CI budget. The BST's and the skip list's pool placement (an ablation of
+// the paper's main mode) build >= 1,000 images per (model, threads) here
+// instead of 5,000; their full campaigns (>= 10,000 per model) are run with
+// FERRITE_MIRROR_FULL_CAMPAIGNS=1 set in the environment, and recorded in
+// docs/mirror.md. A map's creation and
+// recovery are its set's (Bst / SkipList ::create/attach), so only the set
+// runs the crash-create campaign.
+bool reduced_images(const Case& c) {
+  if (std::getenv("FERRITE_MIRROR_FULL_CAMPAIGNS") != nullptr) return false;  // the by-hand full runs
+  const std::string s = c.structure;
+  return (s.rfind("mirror-bst", 0) == 0 || s.rfind("mirror-skiplist", 0) == 0) &&
+         std::string(c.variant) == "correct-nvm-replica";
+}
+bool create_covered_elsewhere(const Case& c) {
+  return std::string(c.structure) == "mirror-bstmap" || std::string(c.structure) == "mirror-skiplistmap";
+}
+
 TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
-  for (const auto& model : fc::writeback_model_names()) {
+  for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.model = model;
@@ -74,8 +94,8 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
   // Crash points are sampled, so one run may fall short of the image
   // target: further runs with the next seeds make it up (>= 10,000 images
   // built over 2 and 3 threads, per model, at full scale).
-  const auto want = static_cast<std::uint64_t>(scaled(5000, 50));
-  for (const auto& model : fc::writeback_model_names())
+  const auto want = static_cast<std::uint64_t>(scaled(reduced_images(GetParam()) ? 1000 : 5000, 50));
+  for (const auto& model : ferrite::test::claimed_models(s))
     for (int threads : {2, 3}) {
       SCOPED_TRACE("model " + model);
       std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0, violations = 0;
@@ -113,10 +133,12 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
 // Crashes inside pool and structure creation, and during the recovery that
 // follows some of them (every 50th crash point's images). Mirror's own
 // recovery (Heap::recover) issues no verb and writes nothing to rep_p, so it
-// is idempotent by construction; the recovery crash points are the pool's.
+// is idempotent by construction; the recovery crash points are the pool's —
+// and, for the BST, those of the CASes that finish flagged deletes.
 TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
+  if (create_covered_elsewhere(GetParam())) GTEST_SKIP() << "the same create and recovery as the set";
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  for (const auto& model : fc::writeback_model_names()) {
+  for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.ops = 12;
@@ -147,7 +169,14 @@ INSTANTIATE_TEST_SUITE_P(Mirror, MirrorCorrect,
                                            Case{"mirror-hashmap", "correct"},
                                            Case{"mirror-hashmap", "correct-nvm-replica"},
                                            Case{"mirror-hashset", "correct"},
-                                           Case{"mirror-hashset", "correct-nvm-replica"}),
+                                           Case{"mirror-hashset", "correct-nvm-replica"},
+                                           Case{"mirror-bst", "correct"}, Case{"mirror-bst", "correct-nvm-replica"},
+                                           Case{"mirror-bstmap", "correct"},
+                                           Case{"mirror-bstmap", "correct-nvm-replica"},
+                                           Case{"mirror-skiplist", "correct"},
+                                           Case{"mirror-skiplist", "correct-nvm-replica"},
+                                           Case{"mirror-skiplistmap", "correct"},
+                                           Case{"mirror-skiplistmap", "correct-nvm-replica"}),
                          name);
 
 // ------------------------------------------------------------ broken variants
@@ -207,7 +236,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BrokenCase{"mirror-hashmap", "no-pwb-before-volatile", 1},
                       BrokenCase{"mirror-hashmap", "helper-no-pwb", 3},
                       BrokenCase{"mirror-hashmap", "recover-no-trace", 1},
-                      BrokenCase{"mirror-hashmap", "recover-no-copy", 1}),
+                      BrokenCase{"mirror-hashmap", "recover-no-copy", 1},
+                      BrokenCase{"mirror-bst", "no-pwb-before-volatile", 1},
+                      BrokenCase{"mirror-bst", "helper-no-pwb", 3},
+                      BrokenCase{"mirror-bst", "recover-no-trace", 1},
+                      BrokenCase{"mirror-bst", "recover-no-copy", 1},
+                      BrokenCase{"mirror-bst", "recover-no-help", 1},
+                      BrokenCase{"mirror-bstmap", "recover-no-trace", 1},
+                      BrokenCase{"mirror-bstmap", "recover-no-copy", 1},
+                      BrokenCase{"mirror-skiplist", "no-pwb-before-volatile", 1},
+                      BrokenCase{"mirror-skiplist", "helper-no-pwb", 3},
+                      BrokenCase{"mirror-skiplist", "recover-no-trace", 1},
+                      BrokenCase{"mirror-skiplist", "recover-no-copy", 1},
+                      BrokenCase{"mirror-skiplistmap", "recover-no-trace", 1},
+                      BrokenCase{"mirror-skiplistmap", "recover-no-copy", 1}),
     [](const ::testing::TestParamInfo<BrokenCase>& i) {
       std::string s = std::string(i.param.structure) + "_" + i.param.variant;
       std::replace(s.begin(), s.end(), '-', '_');

@@ -1,6 +1,7 @@
-// Real-process crash test of Mirror: a hash map survives repeated SIGKILLs.
+// Real-process crash test of Mirror: a hash map, a BST map and a skip-list
+// map survive repeated SIGKILLs.
 //
-// A pool on /dev/shm holds a mirror::HashMap used as a map. A forked child
+// A pool on /dev/shm holds a mirror::HashMap (or a mirror::Bst, a mirror::SkipList) used as a map. A forked child
 // opens the pool (which recovers itself), attaches (Mirror's recovery: the
 // volatile replica and the allocator rebuilt by tracing, §4.3.3) and runs a
 // deterministic stream of operations from index n: op i is erase(key) when
@@ -32,7 +33,9 @@
 
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/hash_map.h"
+#include "ferrite/mirror/skip_list.h"
 
 namespace fm = ferrite::mirror;
 using ferrite::pmem::Pool;
@@ -51,11 +54,20 @@ std::vector<std::pair<std::int64_t, std::int64_t>> model(std::uint64_t n) {
   return {m.begin(), m.end()};
 }
 
-template <class C>
+// A fresh map of either kind under root "m".
+template <class M>
+void create_map(Pool& pool) {
+  if constexpr (requires { M::create(pool, "m", 1, 16, std::size_t{1}); })
+    M::create(pool, "m", 1, 16, std::size_t{1} << 20);  // a hash table of 16 buckets
+  else
+    M::create(pool, "m", 1, std::size_t{1} << 20);
+}
+
+template <class M>
 [[noreturn]] void child_main(const std::string& path, std::uint64_t start, int ack_fd) {
   try {
     auto pool = Pool::open(path);
-    auto h = fm::HashMap<C>::attach(*pool, "m", 1);
+    auto h = M::attach(*pool, "m", 1);
     for (std::uint64_t i = start;; ++i) {
       if (is_erase(i)) h->erase(key_of(i), 0);
       else h->put(key_of(i), static_cast<std::int64_t>(i), 0);
@@ -68,12 +80,12 @@ template <class C>
   }
 }
 
-template <class C>
+template <class M>
 void survives_repeated_kills(const char* tag) {
   ferrite::test::TempPath path(tag);
   {
     auto pool = Pool::create(path.path, std::size_t{16} << 20);
-    fm::HashMap<C>::create(*pool, "m", 1, 16, std::size_t{1} << 20);
+    create_map<M>(*pool);
   }
   std::mt19937_64 rng(7);
   std::uint64_t n = 0;  // operations known to have taken effect
@@ -86,7 +98,7 @@ void survives_repeated_kills(const char* tag) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       ::close(fds[0]);
-      child_main<C>(path.path, n, fds[1]);
+      child_main<M>(path.path, n, fds[1]);
     }
     ::close(fds[1]);
     const std::uint64_t wait_for = 200 + rng() % 3000;
@@ -110,7 +122,7 @@ void survives_repeated_kills(const char* tag) {
     n += acked;
     // The restarted machine: open (pool recovery), attach (Mirror recovery).
     auto pool = Pool::open(path.path);
-    auto h = fm::HashMap<C>::attach(*pool, "m", 1);
+    auto h = M::attach(*pool, "m", 1);
     const auto got = h->items(true);
     EXPECT_TRUE(h->replicas_equal());
     if (got == model(n + 1) && got != model(n)) {
@@ -132,10 +144,23 @@ void survives_repeated_kills(const char* tag) {
 }
 
 TEST(MirrorProcess, AHashMapWithItsReplicaInDramSurvivesRepeatedSigkill) {
-  survives_repeated_kills<fm::Config<fm::InDram>>("kill-dram");
+  survives_repeated_kills<fm::HashMap<fm::Config<fm::InDram>>>("kill-dram");
 }
 TEST(MirrorProcess, AHashMapWithBothReplicasInThePoolSurvivesRepeatedSigkill) {
-  survives_repeated_kills<fm::Config<fm::InPool>>("kill-pool");
+  survives_repeated_kills<fm::HashMap<fm::Config<fm::InPool>>>("kill-pool");
+}
+TEST(MirrorProcess, ABstMapWithItsReplicaInDramSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::Bst<fm::Config<fm::InDram>>>("kill-bst-dram");
+}
+TEST(MirrorProcess, ABstMapWithBothReplicasInThePoolSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::Bst<fm::Config<fm::InPool>>>("kill-bst-pool");
+}
+
+TEST(MirrorProcess, ASkipListMapWithItsReplicaInDramSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::SkipList<fm::Config<fm::InDram>>>("kill-sl-dram");
+}
+TEST(MirrorProcess, ASkipListMapWithBothReplicasInThePoolSurvivesRepeatedSigkill) {
+  survives_repeated_kills<fm::SkipList<fm::Config<fm::InPool>>>("kill-sl-pool");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Stress tests of Mirror (TSan-able: label tsan): many threads on one
-// patomic and on one Harris list / hash map, then checks at quiescence.
+// patomic and on one Harris list / hash map / NM BST / skip list, then checks at quiescence.
 //   * fetch_add by every thread: the old values returned are exactly
 //     0 .. N-1 (each update linearized once), and concurrent loads never go
 //     backwards (a load reads rep_v, which only moves forward);
@@ -18,10 +18,12 @@
 
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/hash_map.h"
 #include "ferrite/mirror/heap.h"
 #include "ferrite/mirror/list.h"
 #include "ferrite/mirror/patomic.h"
+#include "ferrite/mirror/skip_list.h"
 
 namespace fm = ferrite::mirror;
 using ferrite::test::scaled;
@@ -140,9 +142,19 @@ TEST(MirrorStress, HashSetInsertsAndRemovesConserveEveryKey) {
       [](ferrite::pmem::Pool& p) { return fm::HashMap<>::create(p, "h", kThreads, 4, kRegion); });
 }
 
-TEST(MirrorStress, MapPutsAndErasesAgreeWithTheirOldValues) {
+TEST(MirrorStress, BstInsertsAndRemovesConserveEveryKey) {
+  set_conservation<fm::Bst<>>([](ferrite::pmem::Pool& p) { return fm::Bst<>::create(p, "t", kThreads, kRegion); });
+}
+
+TEST(MirrorStress, SkipListInsertsAndRemovesConserveEveryKey) {
+  set_conservation<fm::SkipList<>>(
+      [](ferrite::pmem::Pool& p) { return fm::SkipList<>::create(p, "s", kThreads, kRegion); });
+}
+
+template <class Make>
+void map_old_values(Make make) {
   TempPool pool("mstress-map", std::size_t{64} << 20);
-  auto m = fm::HashMap<>::create(*pool, "m", kThreads, 4, kRegion);
+  auto m = make(*pool);
   constexpr int kKeys = 16;
   const auto per = scaled(20000, 500);
   // Values are unique per (thread, i): every value is written once, and each
@@ -181,6 +193,17 @@ TEST(MirrorStress, MapPutsAndErasesAgreeWithTheirOldValues) {
   EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a value was returned twice";
   EXPECT_EQ(all.size(), puts.load()) << "every value put is replaced, erased or present exactly once";
   EXPECT_TRUE(m->replicas_equal());
+}
+
+TEST(MirrorStress, MapPutsAndErasesAgreeWithTheirOldValues) {
+  map_old_values([](ferrite::pmem::Pool& p) { return fm::HashMap<>::create(p, "m", kThreads, 4, kRegion); });
+}
+TEST(MirrorStress, BstMapPutsAndErasesAgreeWithTheirOldValues) {
+  map_old_values([](ferrite::pmem::Pool& p) { return fm::Bst<>::create(p, "m", kThreads, kRegion); });
+}
+
+TEST(MirrorStress, SkipListMapPutsAndErasesAgreeWithTheirOldValues) {
+  map_old_values([](ferrite::pmem::Pool& p) { return fm::SkipList<>::create(p, "m", kThreads, kRegion); });
 }
 
 }  // namespace

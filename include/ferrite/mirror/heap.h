@@ -143,6 +143,16 @@ class Heap {
     publishable(obj, sizeof(T));
     return obj;
   }
+  // A variable-length object of `bytes` (a skip-list node): init(rep_v
+  // address) constructs it and returns it; then it is made publishable as
+  // by make. Free it with free(p, bytes, tid).
+  template <class T, class Init>
+  T* make_sized(int tid, std::size_t bytes, Init&& init) {
+    void* v = alloc(bytes, tid);
+    T* obj = init(v);
+    publishable(v, bytes);
+    return obj;
+  }
   // n default-constructed E (an array of bucket heads).
   template <class E>
   E* make_array(int tid, std::size_t n) {

@@ -12,7 +12,8 @@
 //   load()                      Fig. 5: the value word of rep_v, nothing else
 //                               (wait-free; never written back, never fenced).
 //   compare_exchange_strong     Fig. 4, line by line (the l. numbers below).
-//   store, exchange, fetch_add  §4.1.2: the CAS in a loop until it succeeds.
+//   store, exchange, fetch_add, fetch_sub, fetch_or
+//                               §4.1.2: the CAS in a loop until it succeeds.
 //   compare_exchange_weak       = strong (no spurious failure).
 // Memory orders are accepted for std::atomic compatibility: a DWCAS is a full
 // barrier (lock cmpxchg16b), so every update is sequentially consistent
@@ -154,6 +155,15 @@ class alignas(16) patomic {
   {
     T cur = load(std::memory_order_acquire);
     while (!cas(cur, static_cast<T>(cur - d))) {
+    }
+    return cur;
+  }
+
+  T fetch_or(T m, std::memory_order = std::memory_order_seq_cst) noexcept
+    requires(std::is_integral_v<T>)
+  {
+    T cur = load(std::memory_order_acquire);
+    while (!cas(cur, static_cast<T>(cur | m))) {
     }
     return cur;
   }

@@ -33,6 +33,11 @@ enum Fault : unsigned {
   // persistent replica to rep_v: the volatile replica stays what the
   // restarted machine's DRAM (or the pool's unflushed half) holds.
   kRecoverNoCopy = 1u << 4,
+  // BST recovery (mirror/bst.h) traces and copies but does not finish the
+  // deletes that flagged their leaf before the crash (NmBst::complete_flagged):
+  // such a delete stays undecided, and the first update on its key after the
+  // restart decides it.
+  kRecoverNoHelp = 1u << 5,
 };
 
 // The default hooks of a Config: none. A test's Config may define
