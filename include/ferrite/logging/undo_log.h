@@ -256,8 +256,8 @@ inline RecoveryStats recover_area(LogArea* area) {
     LogEntry* e;
   };
   struct Region {
-    int tid;
-    std::uint64_t start;
+    int tid = 0;
+    std::uint64_t start = 0;
     bool complete = false;
     bool kept = false;
     std::vector<detail::Dep> deps;
@@ -268,7 +268,10 @@ inline RecoveryStats recover_area(LogArea* area) {
   auto region_of = [&](int tid, std::uint64_t start) -> Region& {
     for (auto& r : regions)
       if (r.tid == tid && r.start == start) return r;
-    regions.push_back(Region{tid, start});
+    Region r;
+    r.tid = tid;
+    r.start = start;
+    regions.push_back(std::move(r));
     return regions.back();
   };
   std::vector<std::uint64_t> last(static_cast<std::size_t>(n), 0);
