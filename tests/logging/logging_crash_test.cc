@@ -43,7 +43,11 @@ void expect_clean(const cr::CampaignResult& r, const std::string& what) {
 class LoggingCrash : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LoggingCrash, SurvivesEveryCrashPointOfASingleThreadRunUnderEveryClaimedModel) {
+  // The strand instrumentation of stores does not depend on the structure:
+  // its campaigns run on the queues (two stores per region), not the maps.
+  const bool queue = std::string(GetParam()).ends_with("-queue");
   for (const char* variant : {"correct", "correct-strand"}) {
+    if (!queue && std::string(variant) == "correct-strand") continue;
     const auto& s = subject(GetParam(), variant);
     for (const auto& model : ferrite::test::claimed_models(s)) {
       cr::CampaignConfig cfg;
@@ -100,13 +104,13 @@ TEST(LoggingRecoveryCrash, RecoveryCrashedAtItsOwnVerbsRecoversAgain) {
     const auto& s = subject(name, "correct");
     cr::CampaignConfig cfg;
     cfg.model = model;
-    cfg.ops = scaled<std::size_t>(5, 3);
+    cfg.ops = scaled<std::size_t>(4, 3);
     cfg.images = 2;
     cfg.seed = 41;
     cfg.pool_size = std::size_t{2} << 20;
     cfg.recovery_crash_depth = 1;
     cfg.recovery_crash_points = 4;
-    cfg.recovery_crash_every = 6;
+    cfg.recovery_crash_every = 12;
     const auto r = cr::run_campaign(s, cfg);
     expect_clean(r, std::string(name) + " crash during recovery [" + model + "]");
     EXPECT_GT(r.nested_images, 0u) << "no recovery was crashed";
