@@ -58,7 +58,15 @@ class Region {
     if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
     lg_.release(tid_, l_);
   }
-  ~Region() { end(); }
+  // On an exception (an allocation failed before any store) the region
+  // ends here; an exception from ending it is dropped (a full log: the
+  // region stays open and a crash would undo it).
+  ~Region() {
+    try {
+      end();
+    } catch (...) {
+    }
+  }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
