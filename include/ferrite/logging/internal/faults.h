@@ -1,0 +1,30 @@
+// ferrite/logging/internal/faults.h — the deliberately broken variants of
+// the logging library (not API: the crash tests must catch each one).
+#pragma once
+
+namespace ferrite::logging::internal {
+
+enum Fault : unsigned {
+  kNoFaults = 0,
+  // Recovery rolls valid store entries back in creation order instead of
+  // reverse creation order (StrandWeaver §V: "in reverse order of their
+  // creation"). Stored in the log area, because recovery is the pool's.
+  kForwardRollback = 1u << 0,
+  // No write-back ordering between an undo entry and its in-place update:
+  // x86 drops the sfence of "Undo-Log(A); CLFLUSH Log; ST A" (HOPS+ paper,
+  // Table 1), strand drops the persist barrier (StrandWeaver Fig. 5),
+  // HOPS drops the ofence.
+  kNoLogFence = 1u << 1,
+  // ATLAS / SFR without the synchronization history: acquire entries record
+  // no happens-after dependency (the HOPS+ paper's Figure 1 then recovers
+  // {FLAG=0, DATA=1}).
+  kNoSyncHistory = 1u << 2,
+};
+
+// Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
+// (1: commit marker durable, 2: entries invalidated, 3: head advanced) by
+// returning from it early — the tests then abandon the handle as a crash
+// would. 0: run the whole commit.
+inline thread_local int stop_commit_after_step = 0;
+
+}  // namespace ferrite::logging::internal

@@ -1,0 +1,771 @@
+// ferrite/logging/undo_log.h — failure-atomic regions by undo logging:
+// transactions, ATLAS lock-based failure-atomic sections and SFRs, for the
+// x86, HOPS, HOPS+ and strand persistency models.
+//
+// What it is. The logging design of StrandWeaver (Vaibhav Gogte, William
+// Wang, Stephan Diestelhorst, Peter M. Chen, Satish Narayanasamy, Thomas F.
+// Wenisch, "Relaxed Persist Ordering Using Strand Persistency", ISCA 2020,
+// §V, Figures 5 and 6) with the instrumentation per persistency model of
+// Table 1 of the HOPS+ paper (Swapnil Haria, Pratyush Mahapatra, Mark D.
+// Hill, Michael M. Swift, "Efficient Durability for Lock-based Code"):
+//
+//   * a per-thread circular log of 64-byte entries in the pool (type,
+//     address, old value, size, valid bit, commit marker), a volatile tail
+//     and a persistent head (Fig. 6(a) step 1);
+//   * `write(addr, v)` = log_store: an undo entry with the old value, then
+//     the in-place store, ordered by the model's instrumentation (below);
+//   * a region ends with an entry that carries the commit marker (Fig. 6(a)
+//     step 2); then its entries are invalidated (step 3) and the head is
+//     advanced past them (step 4);
+//   * recovery (Fig. 6(b)) finishes interrupted commits and rolls back the
+//     valid entries of every region that must be undone in reverse creation
+//     order.
+//
+// Language-level models (StrandWeaver §V "Integrating with language
+// persistency models"), chosen per Logger:
+//   kTxn    txn_begin/txn_end delimit a region; isolation is the caller's
+//           (a logging::Lock or any mutex); txn_end returns durable.
+//   kAtlas  a region is an outermost critical section: acquire of the first
+//           logging::Lock begins it, the release that drops the last one
+//           ends it. Acquires and releases are logged; an acquire entry
+//           records the lock's last release (thread, entry, clock): the
+//           synchronization history. A crash undoes every section that was
+//           not complete and, transitively, every section that acquired a
+//           lock released inside an undone one (the HOPS+ paper's Figure 1).
+//   kSfr    a region is a synchronization-free region: every acquire and
+//           every release ends the current region and the next store (or
+//           acquire) begins the next one; the history is logged as for
+//           ATLAS (an SFR that acquired from an undone SFR is undone).
+//
+// Instrumentation (Instrumentation, chosen at run time):
+//   kX86      Undo-Log(A); pwb log; publish_fence (the synchronous "CLFLUSH
+//             Log": durable); ST A; pwb A. Region end: pfence;
+//             end entry with commit marker; pwb; psync (HOPS+ paper Table 1,
+//             x86-64 column, with clwb for the log as the StrandWeaver
+//             paper's Intel baseline).
+//   kHops     Undo-Log(A); ofence; ST A. Region end: ofence; end entry;
+//             dfence. Acquire: Log-Acq + Log-SH in one entry; ofence.
+//             (Table 1, HOPS column: no write-back at all.)
+//   kHopsPlus as kHops without the software history (Table 1, HOPS+ column:
+//             the hardware orders critical sections by lock commit order).
+//   kStrand   Undo-Log(A); pwb log; persist_barrier; ST A; pwb A;
+//             new_strand — one strand per log/update pair; region end:
+//             join_strand; end entry; pwb; join_strand (Fig. 5).
+// Every persistent store is an annotated store (persist::store), so the
+// HOPS and strand models of the crash simulator see them; under x86 and
+// abstract the pwbs do the work. The models HOPS/HOPS+ have no write-backs:
+// they are correct only under a model in which stores persist by themselves.
+//
+// Thread safety: a Logger is shared; each thread uses its own tid (distinct
+// tids concurrently); a logging::Lock is an ordinary mutex plus its history.
+//
+// Invariants.
+//   I1 the entries of thread t with head_t <= seq < tail_t are the
+//      unpruned ones; an entry is live iff its valid bit is set, its
+//      checksum matches, slot == seq % capacity and seq >= head_t.
+//   I2 each entry names its region (the seq of the region's first entry)
+//      and a Lamport clock: clocks increase along program order and across
+//      a lock's release -> acquire, so conflicting stores (race-free code
+//      orders them by locks) are ordered by clock.
+//   I3 a region is complete iff its end entry (commit marker) is live.
+//   I4 a region is pruned (its entries invalidated, head past it) only
+//      after every region it depends on is pruned (ATLAS/SFR).
+// Persistence invariants.
+//   P1 an undo entry is persisted before its in-place update (x86: pwb +
+//      pfence; strand: persist barrier; HOPS: ofence) — a torn entry fails
+//      its checksum and is never used, and then its update cannot have
+//      persisted either.
+//   P2 a region's updates persist before its commit marker; the marker is
+//      durable before the region ends (txn_end returns, the lock is
+//      released): a completed region is never undone unless it depends on
+//      one that is.
+//   P3 pruning invalidates the end entry after every other entry of the
+//      region, and advances the head after that: a crash during a prune
+//      leaves either the complete region or nothing of it.
+// Recovery (recover_area, run by the owner's root hook before it traces):
+//   1. collect the live entries of every thread; group them by region;
+//   2. kept := complete regions; drop from kept, to a fixpoint, every region
+//      that depends on a live region not kept (a dependency whose release
+//      entry is no longer live was pruned: kept);
+//   3. roll back every store entry of every region not kept, in decreasing
+//      clock order (reverse creation order); psync;
+//   4. invalidate those entries, newest first, each durable before the next
+//      (a crash here leaves the older entries, whose rollback is the rest of
+//      step 3's sequence);
+//   5. advance each thread's head past its last live entry.
+// Idempotent: a crash in 3 repeats 3; in 4, step 2 finds the same kept set
+// (only entries of non-kept regions were invalidated, newest first, so a
+// live dependent still sees its dependency's release entry); in 5, a kept
+// region below an advanced head is pruned, one above is kept again.
+// Relies only on the pool's contents.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ferrite/logging/internal/faults.h"
+#include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+
+namespace ferrite::logging {
+
+enum class Instrumentation : std::uint8_t { kX86 = 0, kHops, kHopsPlus, kStrand };
+enum class Language : std::uint8_t { kTxn = 0, kAtlas, kSfr };
+
+inline const char* instrumentation_name(Instrumentation i) {
+  switch (i) {
+    case Instrumentation::kX86: return "x86";
+    case Instrumentation::kHops: return "hops";
+    case Instrumentation::kHopsPlus: return "hops+";
+    case Instrumentation::kStrand: return "strand";
+  }
+  return "?";
+}
+inline const char* language_name(Language l) {
+  switch (l) {
+    case Language::kTxn: return "txn";
+    case Language::kAtlas: return "atlas";
+    case Language::kSfr: return "sfr";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------ on-media layout
+
+enum class EntryType : std::uint8_t { kStore = 1, kBegin = 2, kEnd = 3, kAcquire = 4, kRelease = 5 };
+
+inline constexpr std::size_t kMaxValue = 24;  // bytes of old value a store entry holds
+
+// One log entry: one cache line (StrandWeaver §V "Log structure").
+struct alignas(64) LogEntry {
+  // bit 0 valid, bit 1 commit marker, bits 8..15 type, 16..23 size,
+  // 32..63 checksum of the other fields (a torn entry fails it).
+  std::uint64_t meta;
+  std::uint64_t seq;     // per-thread creation number: slot = seq % capacity
+  std::uint64_t region;  // seq of the region's first entry
+  std::uint64_t clock;   // Lamport clock (invariant I2)
+  std::uint64_t addr;    // store: address; acquire/release: the lock's id
+  // store: the old bytes; acquire: the lock's last release (tid + 1, seq,
+  // clock), tid + 1 == 0 meaning none.
+  unsigned char value[kMaxValue];
+};
+static_assert(sizeof(LogEntry) == 64);
+static_assert(offsetof(LogEntry, meta) == 0);
+static_assert(offsetof(LogEntry, seq) == 8);
+static_assert(offsetof(LogEntry, region) == 16);
+static_assert(offsetof(LogEntry, clock) == 24);
+static_assert(offsetof(LogEntry, addr) == 32);
+static_assert(offsetof(LogEntry, value) == 40);
+
+inline constexpr std::uint64_t kValid = 1;
+inline constexpr std::uint64_t kCommit = 2;
+
+// One thread's log: the persistent head on its own line, then the ring.
+struct alignas(64) ThreadLog {
+  std::uint64_t head;  // first seq that may be unpruned (Fig. 6(a))
+  std::uint64_t capacity;
+  unsigned char pad[48];
+  LogEntry entries[1];  // `capacity` entries are allocated
+};
+static_assert(offsetof(ThreadLog, head) == 0);
+static_assert(offsetof(ThreadLog, capacity) == 8);
+static_assert(offsetof(ThreadLog, entries) == 64);
+
+inline std::size_t thread_log_bytes(std::size_t capacity) {
+  return offsetof(ThreadLog, entries) + capacity * sizeof(LogEntry);
+}
+
+inline constexpr int kMaxThreads = 64;
+
+// Embedded in the root of each structure that logs (one log area per
+// structure: its recovery runs in the structure's root hook before the
+// structure is traced, so the trace sees the rolled-back state).
+struct LogArea {
+  static constexpr std::uint32_t kVersion = 1;
+  std::uint32_t version;
+  std::uint32_t threads;
+  std::uint32_t faults;  // internal::Fault bits of a broken variant (recovery's)
+  std::uint32_t pad;
+  ThreadLog* logs[kMaxThreads];
+};
+static_assert(sizeof(LogArea) == 16 + 8 * kMaxThreads);
+static_assert(offsetof(LogArea, logs) == 16);
+
+namespace detail {
+
+inline std::uint32_t checksum(const LogEntry& e) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ (e.meta & 0xFFFF'FF00ull);
+  auto mix = [&h](std::uint64_t w) {
+    h ^= w + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  };
+  mix(e.seq);
+  mix(e.region);
+  mix(e.clock);
+  mix(e.addr);
+  std::uint64_t w[3];
+  std::memcpy(w, e.value, sizeof w);
+  for (auto x : w) mix(x);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+inline EntryType type_of(const LogEntry& e) { return static_cast<EntryType>((e.meta >> 8) & 0xFF); }
+inline std::size_t size_of(const LogEntry& e) { return (e.meta >> 16) & 0xFF; }
+
+struct Dep {
+  std::uint64_t tid_plus_1 = 0;  // 0: none
+  std::uint64_t seq = 0;
+  std::uint64_t clock = 0;
+};
+
+// Is `e` (read from slot `slot` of a log with head `head`) live (I1)?
+inline bool live(const LogEntry& e, std::uint64_t slot, std::uint64_t head, std::uint64_t capacity) {
+  return (e.meta & kValid) != 0 && e.seq >= head && e.seq % capacity == slot &&
+         static_cast<std::uint32_t>(e.meta >> 32) == checksum(e);
+}
+
+}  // namespace detail
+
+// What recovery did (tests and `ferrite` read it).
+struct RecoveryStats {
+  std::size_t live_entries = 0;
+  std::size_t regions = 0;
+  std::size_t regions_kept = 0;
+  std::size_t regions_undone = 0;
+  std::size_t stores_rolled_back = 0;
+};
+
+// Fig. 6(b). See the essay (Recovery) for the steps and why each is
+// idempotent. Relies only on the pool's contents.
+inline RecoveryStats recover_area(LogArea* area) {
+  RecoveryStats st;
+  if (area == nullptr || area->version != LogArea::kVersion) return st;
+  const int n = static_cast<int>(std::min<std::uint32_t>(area->threads, kMaxThreads));
+  struct Live {
+    int tid;
+    LogEntry* e;
+  };
+  struct Region {
+    int tid = 0;
+    std::uint64_t start = 0;
+    bool complete = false;
+    bool kept = false;
+    std::vector<detail::Dep> deps;
+    std::vector<LogEntry*> entries;
+  };
+  // 1. live entries, grouped by (tid, region)
+  std::vector<Region> regions;
+  auto region_of = [&](int tid, std::uint64_t start) -> Region& {
+    for (auto& r : regions)
+      if (r.tid == tid && r.start == start) return r;
+    Region r;
+    r.tid = tid;
+    r.start = start;
+    regions.push_back(std::move(r));
+    return regions.back();
+  };
+  std::vector<std::uint64_t> last(static_cast<std::size_t>(n), 0);
+  for (int t = 0; t < n; ++t) {
+    ThreadLog* log = area->logs[t];
+    if (log == nullptr) continue;
+    last[static_cast<std::size_t>(t)] = log->head;
+    for (std::uint64_t slot = 0; slot < log->capacity; ++slot) {
+      LogEntry& e = log->entries[slot];
+      if (!detail::live(e, slot, log->head, log->capacity)) continue;
+      ++st.live_entries;
+      last[static_cast<std::size_t>(t)] = std::max(last[static_cast<std::size_t>(t)], e.seq + 1);
+      Region& r = region_of(t, e.region);
+      r.entries.push_back(&e);
+      if ((e.meta & kCommit) != 0) r.complete = true;
+      if (detail::type_of(e) == EntryType::kAcquire) {
+        detail::Dep d;
+        std::memcpy(&d, e.value, sizeof d);
+        if (d.tid_plus_1 != 0) r.deps.push_back(d);
+      }
+    }
+  }
+  st.regions = regions.size();
+  // 2. kept := complete, minus (to a fixpoint) regions depending on a live
+  // region not kept. A dependency on one's own region is no dependency.
+  for (auto& r : regions) r.kept = r.complete;
+  auto dep_region = [&](const detail::Dep& d) -> Region* {
+    const int dt = static_cast<int>(d.tid_plus_1) - 1;
+    for (auto& r : regions) {
+      if (r.tid != dt) continue;
+      for (LogEntry* e : r.entries)
+        if (e->seq == d.seq) return &r;
+    }
+    return nullptr;  // pruned (or invalidated by a commit): kept
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto& r : regions) {
+      if (!r.kept) continue;
+      for (const auto& d : r.deps) {
+        Region* dr = dep_region(d);
+        if (dr != nullptr && dr != &r && !dr->kept) {
+          r.kept = false;
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  // 3. roll back every store entry of the regions not kept, newest first.
+  std::vector<Live> undo;
+  for (auto& r : regions) {
+    if (r.kept) {
+      ++st.regions_kept;
+      continue;
+    }
+    ++st.regions_undone;
+    for (LogEntry* e : r.entries) undo.push_back({r.tid, e});
+  }
+  std::sort(undo.begin(), undo.end(), [](const Live& a, const Live& b) {
+    if (a.e->clock != b.e->clock) return a.e->clock > b.e->clock;
+    if (a.tid != b.tid) return a.tid > b.tid;
+    return a.e->seq > b.e->seq;
+  });
+  const bool forward = (area->faults & internal::kForwardRollback) != 0;
+  auto rollback = [&](const Live& l) {
+    if (detail::type_of(*l.e) != EntryType::kStore) return;
+    void* dst = reinterpret_cast<void*>(l.e->addr);
+    const std::size_t size = detail::size_of(*l.e);
+    persist::store_bytes(dst, l.e->value, size);
+    persist::pwb(dst, size);
+    ++st.stores_rolled_back;
+  };
+  if (forward) {
+    for (auto it = undo.rbegin(); it != undo.rend(); ++it) rollback(*it);
+  } else {
+    for (const auto& l : undo) rollback(l);
+  }
+  // PERSIST: the rolled-back values are durable before any entry that
+  // describes them is invalidated (step 4).
+  persist::psync();
+  // 4. invalidate, newest first, each durable before the next.
+  for (const auto& l : undo) {
+    persist::store(&l.e->meta, std::uint64_t{0});
+    persist::pwb(&l.e->meta, sizeof l.e->meta);
+    // CRASH: a crash after this leaves only older entries live; their
+    // rollback is the rest of step 3's sequence (idempotent).
+    persist::psync();
+  }
+  // 5. heads past every live entry (kept regions are pruned by this).
+  for (int t = 0; t < n; ++t) {
+    ThreadLog* log = area->logs[t];
+    if (log == nullptr || last[static_cast<std::size_t>(t)] == log->head) continue;
+    persist::store(&log->head, last[static_cast<std::size_t>(t)]);
+    persist::pwb(&log->head, sizeof log->head);
+  }
+  persist::psync();
+  return st;
+}
+
+// Marks the blocks of the log area (for the owner's root hook).
+inline void mark_area(LogArea* area, const std::function<void(void*)>& mark) {
+  if (area == nullptr || area->version != LogArea::kVersion) return;
+  for (std::uint32_t t = 0; t < area->threads && t < kMaxThreads; ++t) mark(area->logs[t]);
+}
+
+// ------------------------------------------------------------------ locks
+
+class Logger;
+
+// A lock whose release -> acquire edges the ATLAS and SFR models log (the
+// synchronization history) and that carries Lamport clocks for every model.
+// Volatile: the history lives in the log entries, not in the lock.
+class Lock {
+ public:
+  Lock() = default;
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+  // A read-only critical section: it stores nothing, so it has nothing to
+  // log, undo or order (and it leaves the history alone).
+  void lock_for_read() { mu_.lock(); }
+  void unlock_for_read() { mu_.unlock(); }
+
+ private:
+  friend class Logger;
+  std::mutex mu_;
+  detail::Dep last_;  // guarded by mu_: the last release (tid + 1, seq, clock)
+};
+
+// -------------------------------------------------------------- the logger
+
+struct LoggerOptions {
+  Language language = Language::kTxn;
+  Instrumentation instrumentation = Instrumentation::kX86;
+  unsigned faults = internal::kNoFaults;  // broken variants (tests)
+  std::size_t capacity = 256;             // entries per thread
+};
+
+class Logger {
+ public:
+  // Creates the thread logs of `area` (zeroed, durable) — or, when
+  // area->version says they exist, attaches to them (the pool's recovery
+  // already ran recover_area).
+  Logger(pmem::Pool& pool, LogArea* area, int threads, const LoggerOptions& opt)
+      : pool_(&pool), area_(area), opt_(opt) {
+    if (threads < 1 || threads > kMaxThreads) throw std::invalid_argument("logging: threads out of [1, 64]");
+    if (area->version != LogArea::kVersion) {
+      std::memset(static_cast<void*>(area), 0, sizeof *area);
+      for (int t = 0; t < threads; ++t) {
+        auto* log = static_cast<ThreadLog*>(pool.heap().alloc(thread_log_bytes(opt.capacity), 0));
+        std::memset(static_cast<void*>(log), 0, thread_log_bytes(opt.capacity));
+        log->capacity = opt.capacity;
+        persist::pwb(log, thread_log_bytes(opt.capacity));
+        area->logs[t] = log;
+      }
+      area->threads = static_cast<std::uint32_t>(threads);
+      area->faults = opt.faults;
+      persist::pwb(area, sizeof *area);
+      // ORDER: the logs and the area's contents are durable before the
+      // version that says they exist.
+      persist::psync();
+      persist::store(&area->version, LogArea::kVersion);
+      persist::pwb(&area->version, sizeof area->version);
+      persist::psync();
+    }
+    const int n = static_cast<int>(area->threads);
+    state_ = std::make_unique<State[]>(static_cast<std::size_t>(n));
+    for (int t = 0; t < n; ++t) {
+      State& s = state_[static_cast<std::size_t>(t)];
+      s.log = area->logs[t];
+      s.tail = s.log->head;
+      s.pruned.store(s.log->head, std::memory_order_relaxed);  // relaxed: before any thread runs
+    }
+    threads_ = n;
+  }
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+
+  const LoggerOptions& options() const { return opt_; }
+  Language language() const { return opt_.language; }
+  Instrumentation instrumentation() const { return opt_.instrumentation; }
+  int threads() const { return threads_; }
+
+  // ------------------------------------------------------ transactions
+  void txn_begin(int tid) {
+    State& s = st(tid);
+    if (s.in_region) throw std::logic_error("logging: nested txn_begin");
+    begin_region(s, EntryType::kBegin, 0, nullptr);
+  }
+  void txn_end(int tid) {
+    State& s = st(tid);
+    if (!s.in_region) throw std::logic_error("logging: txn_end without txn_begin");
+    end_region(tid, s, EntryType::kEnd, 0);
+  }
+
+  // ------------------------------------------- lock acquire and release
+  // kTxn: a plain lock (clocks only). kAtlas: the first lock begins an
+  // outermost critical section, the release of the last one ends it.
+  // kSfr: every acquire and release ends the current SFR.
+  void acquire(int tid, Lock& l) {
+    State& s = st(tid);
+    l.mu_.lock();
+    // ORDER: Lamport clock across release -> acquire (invariant I2).
+    s.clock = std::max(s.clock, l.last_.clock);
+    ++s.depth;
+    if (opt_.language == Language::kTxn) return;
+    if (opt_.language == Language::kSfr && s.in_region) end_region(tid, s, EntryType::kEnd, 0);
+    const bool history = opt_.instrumentation != Instrumentation::kHopsPlus &&
+                         (opt_.faults & internal::kNoSyncHistory) == 0 && l.last_.tid_plus_1 != 0;
+    detail::Dep dep = history ? l.last_ : detail::Dep{};
+    if (!s.in_region) {
+      begin_region(s, EntryType::kAcquire, reinterpret_cast<std::uint64_t>(&l), &dep);
+    } else {
+      // PERSIST: Table 1 "Log-Acq(L); Log-SH(L)" (one entry here).
+      LogEntry* e = append(s, EntryType::kAcquire, reinterpret_cast<std::uint64_t>(&l), &dep, sizeof dep, false);
+      order_entry(e);
+    }
+    if (history && dep.tid_plus_1 != static_cast<std::uint64_t>(tid) + 1) s.deps.push_back(dep);
+  }
+  void release(int tid, Lock& l) {
+    State& s = st(tid);
+    if (s.depth <= 0) throw std::logic_error("logging: release without acquire");
+    --s.depth;
+    if (opt_.language == Language::kTxn) {
+      l.last_ = {static_cast<std::uint64_t>(tid) + 1, 0, ++s.clock};
+      l.mu_.unlock();
+      return;
+    }
+    const bool ends = opt_.language == Language::kSfr || s.depth == 0;
+    if (!s.in_region) begin_region(s, EntryType::kBegin, 0, nullptr);  // SFR: empty region
+    std::uint64_t seq;
+    if (ends) {
+      seq = end_region(tid, s, EntryType::kRelease, reinterpret_cast<std::uint64_t>(&l));
+    } else {
+      // An early release inside an outermost section (ATLAS): logged, and
+      // durable before another thread can acquire (Table 1, Unlock L:
+      // "SFENCE; Log-Rel(L); CLFLUSH Log").
+      pre_end(s);
+      LogEntry* e = append(s, EntryType::kRelease, reinterpret_cast<std::uint64_t>(&l), nullptr, 0, false);
+      seq = e->seq;
+      s.last_clock = e->clock;
+      make_durable(e);
+    }
+    l.last_ = {static_cast<std::uint64_t>(tid) + 1, seq, s.last_clock};
+    l.mu_.unlock();
+  }
+
+  // ---------------------------------------------------- logged stores
+  // log_store (Fig. 5): undo entry, ordering, in-place store.
+  template <class T>
+  void write(int tid, T* addr, const T& v) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kMaxValue);
+    State& s = st(tid);
+    implicit_begin(s);
+    LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
+    const bool fence = (opt_.faults & internal::kNoLogFence) == 0;
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86:
+        persist::pwb(e, sizeof *e);
+        // PERSIST: HOPS+ paper Table 1 "Undo-Log(A); CLFLUSH Log": the undo
+        // entry (and this region's earlier write-backs) durable before the
+        // in-place store (P1). A synchronous flush, not just an ordering: A's
+        // line may be shared with another thread, whose write-back of it
+        // would carry our store past an entry only ordered before it
+        // (publish_fence: the sfence on x86, psync under `abstract`).
+        if (fence) persist::publish_fence();
+        persist::store(addr, v);
+        persist::pwb(addr, sizeof(T));  // Table 1 "ST A, val; CLWB A"
+        break;
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus:
+        // PERSIST: Table 1 HOPS "Undo-Log(A); OFENCE; ST A, val".
+        if (fence) persist::ofence();
+        persist::store(addr, v);
+        break;
+      case Instrumentation::kStrand:
+        persist::pwb(e, sizeof *e);
+        // PERSIST: Fig. 5 log_store: PersistBarrier between the log entry
+        // and its update.
+        if (fence) persist::persist_barrier();
+        persist::store(addr, v);
+        persist::pwb(addr, sizeof(T));
+        // Fig. 5: NewStrand after each log-update sequence.
+        persist::new_strand();
+        break;
+    }
+  }
+  // A store to memory allocated in this region (nothing to undo: a rolled
+  // back region leaves the block unreachable, and pool recovery frees it).
+  template <class T>
+  void init(int tid, T* addr, const T& v) {
+    State& s = st(tid);
+    implicit_begin(s);
+    persist::store(addr, v);
+    if (writes_back()) persist::pwb(addr, sizeof(T));
+  }
+  // Frees `p` once the region that unlinked it is pruned (a region undone
+  // at a crash relinks it).
+  void retire(int tid, void* p) { st(tid).frees.push_back(p); }
+  void* alloc(int tid, std::size_t n) { return pool_->heap().alloc(n, tid); }
+
+  // Prunes what it can of the regions whose dependencies were not yet
+  // pruned when they ended (ATLAS/SFR only ever defer).
+  void flush_deferred(int tid) { prune_ready(tid, st(tid)); }
+  std::size_t deferred(int tid) { return st(tid).done.size(); }
+  bool in_region(int tid) { return st(tid).in_region; }
+
+ private:
+  struct Done {
+    std::uint64_t start, end;
+    std::vector<detail::Dep> deps;
+    std::vector<void*> frees;
+  };
+  struct alignas(64) State {
+    ThreadLog* log = nullptr;
+    std::uint64_t tail = 0;        // volatile tail (Fig. 6(a))
+    std::uint64_t clock = 0;       // Lamport clock of the last entry
+    std::uint64_t last_clock = 0;  // clock of the last region-ending entry
+    std::uint64_t region = 0;
+    bool in_region = false;
+    int depth = 0;
+    std::vector<detail::Dep> deps;  // of the current region
+    std::vector<void*> frees;       // of the current region
+    std::deque<Done> done;          // complete, not yet pruned
+    // DRAM mirror of log->head, read by other threads' prune decisions
+    // (acquire/release: a reader that sees it also sees the region's
+    // invalidation stores ordered before it).
+    std::atomic<std::uint64_t> pruned{0};
+  };
+
+  State& st(int tid) {
+    if (tid < 0 || tid >= threads_) throw std::out_of_range("logging: tid outside the logger's threads");
+    return state_[static_cast<std::size_t>(tid)];
+  }
+  bool writes_back() const {
+    return opt_.instrumentation == Instrumentation::kX86 || opt_.instrumentation == Instrumentation::kStrand;
+  }
+
+  void implicit_begin(State& s) {
+    if (s.in_region) return;
+    if (opt_.language != Language::kSfr) throw std::logic_error("logging: store outside a failure-atomic region");
+    begin_region(s, EntryType::kBegin, 0, nullptr);
+  }
+
+  LogEntry* append(State& s, EntryType type, std::uint64_t addr, const void* value, std::size_t size,
+                   bool commit) {
+    const std::uint64_t cap = s.log->capacity;
+    if (s.tail - s.pruned.load(std::memory_order_relaxed) >= cap) {  // relaxed: own variable
+      throw std::length_error("logging: undo log full (" + std::to_string(cap) +
+                              " entries; a dependency cycle or a region larger than the log)");
+    }
+    LogEntry v{};
+    v.seq = s.tail++;
+    v.region = s.in_region ? s.region : v.seq;
+    v.clock = ++s.clock;
+    v.addr = addr;
+    if (size > 0) std::memcpy(v.value, value, size);
+    v.meta = kValid | (commit ? kCommit : 0) | (static_cast<std::uint64_t>(type) << 8) |
+             (static_cast<std::uint64_t>(size) << 16);
+    v.meta |= static_cast<std::uint64_t>(detail::checksum(v)) << 32;
+    LogEntry* e = &s.log->entries[v.seq % cap];
+    persist::store(e, v);
+    // CRASH: a 64-byte store may tear at 8-byte words; a torn entry fails
+    // its checksum and counts as never written (its update is ordered after
+    // it, so it cannot have persisted either).
+    persist::declare_store(e, sizeof *e);
+    return e;
+  }
+
+  // The ordering after an undo-like entry that precedes stores of its region.
+  void order_entry(LogEntry* e) {
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86:
+        persist::pwb(e, sizeof *e);
+        persist::publish_fence();  // Table 1 "Log-Acq(L); CLFLUSH Log" (as in write)
+        break;
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus: persist::ofence(); break;
+      case Instrumentation::kStrand:
+        persist::pwb(e, sizeof *e);
+        persist::persist_barrier();
+        persist::new_strand();
+        break;
+    }
+  }
+  // The region's updates before its terminating entry (P2).
+  void pre_end(State&) {
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)"
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)"
+      case Instrumentation::kStrand: persist::join_strand(); break;  // Fig. 5 log_end: JoinStrand
+    }
+  }
+  void make_durable(LogEntry* e) {
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86:
+        persist::pwb(e, sizeof *e);
+        persist::psync();  // "CLFLUSH Log": durable before the unlock / return
+        break;
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus: persist::dfence(); break;  // "Log-Rel(L); DFENCE; Unlock L"
+      case Instrumentation::kStrand:
+        persist::pwb(e, sizeof *e);
+        persist::join_strand();
+        break;
+    }
+  }
+  void order_prune() {
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86: persist::pfence(); break;
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus: persist::ofence(); break;
+      case Instrumentation::kStrand: persist::persist_barrier(); break;
+    }
+  }
+
+  void begin_region(State& s, EntryType type, std::uint64_t addr, const detail::Dep* dep) {
+    LogEntry* e = append(s, type, addr, dep, dep != nullptr ? sizeof *dep : 0, false);
+    s.in_region = true;
+    s.region = e->seq;
+    s.deps.clear();
+    order_entry(e);
+  }
+
+  // Writes the region's end entry with the commit marker (Fig. 6(a) step
+  // 2), durable; then prunes it or defers it. Returns the entry's seq.
+  std::uint64_t end_region(int tid, State& s, EntryType type, std::uint64_t addr) {
+    pre_end(s);
+    LogEntry* e = append(s, type, addr, nullptr, 0, true);
+    const std::uint64_t seq = e->seq;
+    s.last_clock = e->clock;
+    make_durable(e);
+    // CRASH: from here the region is complete (I3): recovery keeps it
+    // unless it depends on an undone one.
+    s.in_region = false;
+    s.done.push_back(Done{s.region, seq, std::move(s.deps), std::move(s.frees)});
+    s.deps.clear();
+    s.frees.clear();
+    if (internal::stop_commit_after_step == 1) return seq;
+    prune_ready(tid, s);
+    return seq;
+  }
+
+  bool deps_pruned(const Done& d) {
+    for (const auto& dep : d.deps) {
+      const auto& o = state_[static_cast<std::size_t>(dep.tid_plus_1 - 1)];
+      // ORDER: acquire pairs with the release in prune(): the dependency's
+      // invalidations and head are issued before we prune after it.
+      if (o.pruned.load(std::memory_order_acquire) <= dep.seq) return false;
+    }
+    return true;
+  }
+
+  void prune_ready(int tid, State& s) {
+    while (!s.done.empty() && deps_pruned(s.done.front())) {
+      Done d = std::move(s.done.front());
+      s.done.pop_front();
+      prune(s, d);
+      for (void* p : d.frees) pool_->heap().free(p, tid);
+    }
+  }
+
+  // Fig. 6(a) steps 3 and 4 (P3).
+  void prune(State& s, const Done& d) {
+    const std::uint64_t cap = s.log->capacity;
+    for (std::uint64_t q = d.start; q < d.end; ++q) {
+      LogEntry* e = &s.log->entries[q % cap];
+      persist::store(&e->meta, std::uint64_t{0});
+      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);
+    }
+    // ORDER: the end entry (commit marker) is invalidated after every other
+    // entry of the region (P3): a crash never leaves an incomplete-looking
+    // remainder of a complete region.
+    order_prune();
+    if (internal::stop_commit_after_step == 2) return;
+    LogEntry* end = &s.log->entries[d.end % cap];
+    persist::store(&end->meta, std::uint64_t{0});
+    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);
+    order_prune();
+    persist::store(&s.log->head, d.end + 1);
+    if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);
+    // ORDER: the head before any later entry that reuses a slot of it.
+    order_prune();
+    if (internal::stop_commit_after_step == 3) return;
+    s.pruned.store(d.end + 1, std::memory_order_release);
+  }
+
+  pmem::Pool* pool_;
+  LogArea* area_;
+  LoggerOptions opt_;
+  int threads_ = 0;
+  std::unique_ptr<State[]> state_;
+};
+
+}  // namespace ferrite::logging

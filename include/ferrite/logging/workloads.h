@@ -1,0 +1,270 @@
+// ferrite/logging/workloads.h — persistent structures written with the
+// failure-atomic logging library (logging/undo_log.h): the workloads of the
+// StrandWeaver paper's Table II that are structures (queue, hash map).
+//
+// What they are. Sequential structures in the pool made concurrent by
+// logging::Locks, each operation one failure-atomic region in the Logger's
+// language: a transaction (txn_begin/txn_end inside the lock), an ATLAS
+// outermost critical section (the lock), or the SFR between the lock's
+// acquire and release. Every in-place store is a Logger::write (undo entry,
+// ordering, store: the instrumentation of the Logger's persistency model);
+// stores to blocks allocated in the region are Logger::init; unlinked blocks
+// are retired and freed when the region is pruned.
+//
+//   LoggedQueue  head/tail list, one lock (the StrandWeaver paper's Queue).
+//   LoggedMap    chained hash table, buckets striped over 16 locks
+//                (HashMap); a read takes the lock without logging (it stores
+//                nothing, so it has nothing to undo or to order).
+//
+// Thread safety: every member may be called concurrently with distinct tids.
+// Invariants: those of a singly linked list / chained table, between regions.
+// Persistence: failure atomicity per operation (undo_log.h P1-P3); an
+// operation is durable when it returns.
+// Recovery: the root hook runs logging::recover_area (rolls back the
+// regions a crash left incomplete) and then traces the rolled-back
+// structure, so blocks of undone insertions are freed and blocks of undone
+// removals are kept.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferrite/logging/undo_log.h"
+#include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
+
+namespace ferrite::logging {
+
+// One operation = one failure-atomic region in the logger's language.
+class Region {
+ public:
+  Region(Logger& lg, int tid, Lock& l) : lg_(lg), tid_(tid), l_(l) {
+    lg_.acquire(tid_, l_);
+    if (lg_.language() == Language::kTxn) lg_.txn_begin(tid_);
+  }
+  // Ends the region explicitly (txn_end may throw; a destructor must not).
+  void end() {
+    if (done_) return;
+    done_ = true;
+    if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
+    lg_.release(tid_, l_);
+  }
+  ~Region() { end(); }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+ private:
+  Logger& lg_;
+  int tid_;
+  Lock& l_;
+  bool done_ = false;
+};
+
+// ------------------------------------------------------------------ queue
+
+class LoggedQueue {
+ public:
+  struct Node {
+    std::int64_t value;
+    Node* next;
+  };
+  struct Root {
+    static constexpr std::uint32_t kTypeTag = 0x4C47'5155;  // "LGQU"
+    static constexpr std::uint32_t kTypeVersion = 1;
+    static constexpr const char* kTypeName = "logging::LoggedQueue";
+    LogArea log{};
+    alignas(64) Node* head = nullptr;
+    Node* tail = nullptr;
+  };
+  static_assert(offsetof(Root, log) == 0);
+  static_assert(offsetof(Root, head) == 576);
+  static_assert(offsetof(Root, tail) == 584);
+  static_assert(sizeof(Node) == 16);
+
+  LoggedQueue(pmem::Pool& pool, std::string_view name, int threads, const LoggerOptions& opt)
+      : root_(pool.has_root(name) ? pool.root<Root>(name) : pool.create_root<Root>(name)),
+        log_(pool, &root_->log, threads, opt) {}
+
+  void enqueue(int tid, std::int64_t v) {
+    Region r(log_, tid, lock_);
+    auto* n = static_cast<Node*>(log_.alloc(tid, sizeof(Node)));
+    log_.init(tid, &n->value, v);
+    log_.init(tid, &n->next, static_cast<Node*>(nullptr));
+    if (root_->tail != nullptr) log_.write(tid, &root_->tail->next, n);
+    else log_.write(tid, &root_->head, n);
+    log_.write(tid, &root_->tail, n);
+    r.end();
+  }
+  std::optional<std::int64_t> dequeue(int tid) {
+    Region r(log_, tid, lock_);
+    Node* h = root_->head;
+    if (h == nullptr) {
+      r.end();
+      return std::nullopt;
+    }
+    const std::int64_t v = h->value;
+    log_.write(tid, &root_->head, h->next);
+    if (h->next == nullptr) log_.write(tid, &root_->tail, static_cast<Node*>(nullptr));
+    log_.retire(tid, h);
+    r.end();
+    return v;
+  }
+  std::vector<std::int64_t> snapshot() {
+    lock_.lock_for_read();
+    std::vector<std::int64_t> out;
+    for (Node* n = root_->head; n != nullptr; n = n->next) out.push_back(n->value);
+    lock_.unlock_for_read();
+    return out;
+  }
+  Logger& logger() { return log_; }
+
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    recover_area(&r->log);
+    mark_area(&r->log, mark);
+    for (Node* n = r->head; n != nullptr; n = n->next) mark(n);
+  }
+
+ private:
+  Root* root_;
+  Logger log_;
+  Lock lock_;
+};
+
+// --------------------------------------------------------------- hash map
+
+class LoggedMap {
+ public:
+  static constexpr int kLocks = 16;
+  struct Node {
+    std::int64_t key;
+    std::int64_t value;
+    Node* next;
+  };
+  struct Root {
+    static constexpr std::uint32_t kTypeTag = 0x4C47'4D50;  // "LGMP"
+    static constexpr std::uint32_t kTypeVersion = 1;
+    static constexpr const char* kTypeName = "logging::LoggedMap";
+    LogArea log{};
+    alignas(64) Node** buckets = nullptr;  // set once, after the array is durable
+    std::uint64_t nbuckets = 0;
+  };
+  static_assert(offsetof(Root, log) == 0);
+  static_assert(offsetof(Root, buckets) == 576);
+  static_assert(offsetof(Root, nbuckets) == 584);
+  static_assert(sizeof(Node) == 24);
+
+  LoggedMap(pmem::Pool& pool, std::string_view name, int threads, const LoggerOptions& opt,
+            std::uint64_t nbuckets = 64)
+      : root_(pool.has_root(name) ? pool.root<Root>(name) : pool.create_root<Root>(name)),
+        log_(pool, &root_->log, threads, opt) {
+    if (root_->buckets == nullptr) {
+      // CRASH: a crash before the buckets pointer is durable leaves it null:
+      // the next attach allocates again (the lost array was never marked).
+      const std::uint64_t nb = std::bit_ceil(std::max<std::uint64_t>(nbuckets, kLocks));
+      auto** b = static_cast<Node**>(pool.heap().alloc(nb * sizeof(Node*), 0));
+      std::memset(static_cast<void*>(b), 0, nb * sizeof(Node*));
+      persist::pwb(b, nb * sizeof(Node*));
+      persist::store(&root_->nbuckets, nb);
+      persist::pwb(&root_->nbuckets, sizeof nb);
+      // ORDER: the zeroed array and its size before the pointer to it.
+      persist::psync();
+      persist::store(&root_->buckets, b);
+      persist::pwb(&root_->buckets, sizeof b);
+      persist::psync();
+    }
+  }
+
+  std::optional<std::int64_t> put(int tid, std::int64_t k, std::int64_t v) {
+    const std::uint64_t b = bucket(k);
+    Region r(log_, tid, lock_of(b));
+    Node** slot = &root_->buckets[b];
+    for (Node* n = *slot; n != nullptr; n = n->next) {
+      if (n->key != k) continue;
+      const std::int64_t old = n->value;
+      log_.write(tid, &n->value, v);
+      r.end();
+      return old;
+    }
+    auto* n = static_cast<Node*>(log_.alloc(tid, sizeof(Node)));
+    log_.init(tid, &n->key, k);
+    log_.init(tid, &n->value, v);
+    log_.init(tid, &n->next, *slot);
+    log_.write(tid, slot, n);
+    r.end();
+    return std::nullopt;
+  }
+  std::optional<std::int64_t> erase(int tid, std::int64_t k) {
+    const std::uint64_t b = bucket(k);
+    Region r(log_, tid, lock_of(b));
+    Node** link = &root_->buckets[b];
+    for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
+      if (n->key != k) continue;
+      const std::int64_t old = n->value;
+      log_.write(tid, link, n->next);
+      log_.retire(tid, n);
+      r.end();
+      return old;
+    }
+    r.end();
+    return std::nullopt;
+  }
+  std::optional<std::int64_t> get(int, std::int64_t k) {
+    const std::uint64_t b = bucket(k);
+    Lock& l = lock_of(b);
+    l.lock_for_read();
+    std::optional<std::int64_t> out;
+    for (Node* n = root_->buckets[b]; n != nullptr; n = n->next)
+      if (n->key == k) {
+        out = n->value;
+        break;
+      }
+    l.unlock_for_read();
+    return out;
+  }
+  // (key, value) pairs sorted by key.
+  std::vector<std::pair<std::int64_t, std::int64_t>> items() {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (auto& l : locks_) l.lock_for_read();
+    for (std::uint64_t b = 0; b < root_->nbuckets; ++b)
+      for (Node* n = root_->buckets[b]; n != nullptr; n = n->next) out.emplace_back(n->key, n->value);
+    for (auto& l : locks_) l.unlock_for_read();
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  Logger& logger() { return log_; }
+
+  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    recover_area(&r->log);
+    mark_area(&r->log, mark);
+    if (r->buckets == nullptr) return;
+    mark(r->buckets);
+    for (std::uint64_t b = 0; b < r->nbuckets; ++b)
+      for (Node* n = r->buckets[b]; n != nullptr; n = n->next) mark(n);
+  }
+
+ private:
+  std::uint64_t bucket(std::int64_t k) const {
+    auto h = static_cast<std::uint64_t>(k) * 0x9E3779B97F4A7C15ull;
+    return (h >> 32) & (root_->nbuckets - 1);
+  }
+  Lock& lock_of(std::uint64_t b) { return locks_[b % kLocks]; }
+
+  Root* root_;
+  Logger log_;
+  Lock locks_[kLocks];
+};
+
+inline const bool kLoggedQueueRootRegistered =
+    pmem::register_root_type<LoggedQueue::Root>(&LoggedQueue::recover_root);
+inline const bool kLoggedMapRootRegistered = pmem::register_root_type<LoggedMap::Root>(&LoggedMap::recover_root);
+
+}  // namespace ferrite::logging

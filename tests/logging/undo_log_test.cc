@@ -1,0 +1,389 @@
+// Unit tests of the undo log (include/ferrite/logging/undo_log.h): the ring
+// wraps around, a commit interrupted after each step of StrandWeaver
+// Fig. 6(a) is finished by recovery, an incomplete region is rolled back in
+// reverse creation order (and the forward-order variant is caught),
+// recovery is idempotent, the HOPS+ paper's Figure 1 flag/data example
+// (ATLAS with and without the synchronization history), and the verbs each
+// instrumentation issues.
+//
+// A "crash" here is a child process that runs the workload on a pool and
+// _exits without closing anything; the parent — which never ran it — opens
+// the pool, whose recovery runs the root's hook (the restarted machine).
+// The pool is on /dev/shm with the hardware backend: every store the child
+// made is in the file, i.e. the crash image in which everything persisted,
+// which is the image each of these scenarios is about. The crash campaigns
+// (logging_crash_test.cc) cover the other images.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/temp_pool.h"
+#include "ferrite/logging/undo_log.h"
+#include "ferrite/logging/workloads.h"
+#include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/pmem/root_registry.h"
+
+namespace fl = ferrite::logging;
+namespace pm = ferrite::pmem;
+namespace ps = ferrite::persist;
+
+namespace {
+
+// A test structure: a log area and a few words of data in the root.
+struct Cells {
+  static constexpr std::uint32_t kTypeTag = 0x4C47'5445;  // "LGTE"
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "logging test cells";
+  fl::LogArea log{};
+  alignas(64) std::uint64_t x = 0;
+  alignas(64) std::uint64_t flag = 0;  // Figure 1 FLAG
+  alignas(64) std::uint64_t data = 0;  // Figure 1 DATA
+  static inline fl::RecoveryStats last;
+  static void recover_root(pm::Pool&, Cells* c, const std::function<void(void*)>& mark) {
+    last = fl::recover_area(&c->log);
+    fl::mark_area(&c->log, mark);
+  }
+};
+const bool kCellsRegistered = pm::register_root_type<Cells>(&Cells::recover_root);
+
+constexpr std::size_t kPoolSize = std::size_t{8} << 20;
+
+// Runs `body` on a fresh pool at `path` in a child process that then
+// "crashes" (_exit, nothing closed or destroyed).
+void crash_in_child(const std::string& path, const std::function<void(pm::Pool&, Cells*)>& body) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int rc = 0;
+    try {
+      auto pool = pm::Pool::create(path, kPoolSize);
+      Cells* c = pool->create_root<Cells>("cells");
+      body(*pool, c);
+      (void)pool.release();  // CRASH: nothing is closed
+    } catch (...) {
+      rc = 3;
+    }
+    ::_exit(rc);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "the child's workload threw";
+}
+
+fl::Logger* leak_logger(pm::Pool& pool, Cells* c, int threads, const fl::LoggerOptions& o) {
+  return new fl::Logger(pool, &c->log, threads, o);  // abandoned at the crash, never destroyed
+}
+
+}  // namespace
+
+TEST(UndoLog, EntriesAreOneCacheLineWithTheDocumentedLayout) {
+  EXPECT_EQ(sizeof(fl::LogEntry), 64u);
+  EXPECT_EQ(alignof(fl::LogEntry), 64u);
+  EXPECT_EQ(offsetof(fl::ThreadLog, entries), 64u);
+  EXPECT_TRUE(kCellsRegistered);
+}
+
+TEST(UndoLog, CommittedRegionsLeaveNoLiveEntriesAndTheRingWrapsAround) {
+  ferrite::test::TempPath path("lg-wrap");
+  constexpr int kRegions = 100;
+  crash_in_child(path, [](pm::Pool& pool, Cells* c) {
+    fl::LoggerOptions o;
+    o.capacity = 8;  // 3 entries per region: the ring wraps ~37 times
+    auto* lg = leak_logger(pool, c, 1, o);
+    for (int i = 1; i <= kRegions; ++i) {
+      lg->txn_begin(0);
+      lg->write(0, &c->x, static_cast<std::uint64_t>(i));
+      lg->txn_end(0);
+    }
+  });
+  auto pool = pm::Pool::open(path);
+  Cells* c = pool->root<Cells>("cells");
+  EXPECT_EQ(c->x, static_cast<std::uint64_t>(kRegions));
+  EXPECT_EQ(Cells::last.live_entries, 0u);
+  EXPECT_EQ(c->log.logs[0]->head, 3u * kRegions);
+  // The logger continues after the restart where the head says.
+  fl::LoggerOptions o;
+  o.capacity = 8;
+  fl::Logger lg(*pool, &c->log, 1, o);
+  lg.txn_begin(0);
+  lg.write(0, &c->x, std::uint64_t{7});
+  lg.txn_end(0);
+  EXPECT_EQ(c->log.logs[0]->head, 3u * kRegions + 3);
+  EXPECT_EQ(c->x, 7u);
+}
+
+TEST(UndoLog, ARegionLargerThanTheRingIsRefused) {
+  ferrite::test::TempPool pool("lg-full", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  fl::LoggerOptions o;
+  o.capacity = 4;
+  fl::Logger lg(*pool, &c->log, 1, o);
+  lg.txn_begin(0);
+  for (int i = 0; i < 3; ++i) lg.write(0, &c->x, static_cast<std::uint64_t>(i));
+  EXPECT_THROW(lg.write(0, &c->x, std::uint64_t{9}), std::length_error);
+}
+
+// Fig. 6(a): 1 commit marker durable, 2 entries invalidated but the end
+// entry, 3 end entry invalidated and head advanced (not yet visible to the
+// other threads). A crash after any of them keeps the region.
+TEST(UndoLog, ACommitInterruptedAfterEachStepIsFinishedByRecovery) {
+  for (int step = 1; step <= 3; ++step) {
+    SCOPED_TRACE("stopped after step " + std::to_string(step));
+    ferrite::test::TempPath path("lg-commit");
+    crash_in_child(path, [step](pm::Pool& pool, Cells* c) {
+      auto* lg = leak_logger(pool, c, 1, {});
+      lg->txn_begin(0);
+      lg->write(0, &c->x, std::uint64_t{5});
+      lg->write(0, &c->flag, std::uint64_t{6});
+      fl::internal::stop_commit_after_step = step;
+      lg->txn_end(0);
+    });
+    auto pool = pm::Pool::open(path);
+    Cells* c = pool->root<Cells>("cells");
+    EXPECT_EQ(c->x, 5u);
+    EXPECT_EQ(c->flag, 6u);
+    EXPECT_EQ(Cells::last.stores_rolled_back, 0u);
+    EXPECT_EQ(Cells::last.regions_undone, 0u);
+    EXPECT_EQ(c->log.logs[0]->head, 4u);  // begin, 2 stores, end
+    pool.reset();
+    // Recovery is idempotent: a second one finds nothing to do.
+    pool = pm::Pool::open(path);
+    EXPECT_EQ(Cells::last.live_entries, 0u);
+    EXPECT_EQ(pool->root<Cells>("cells")->x, 5u);
+  }
+}
+
+// A region that stores x twice (0 -> 1 -> 2) and never ends: reverse
+// creation order restores 0; the broken forward order leaves 1.
+TEST(UndoLog, AnIncompleteRegionIsRolledBackInReverseCreationOrder) {
+  for (bool forward : {false, true}) {
+    SCOPED_TRACE(forward ? "forward-rollback (broken)" : "reverse (correct)");
+    ferrite::test::TempPath path("lg-order");
+    crash_in_child(path, [forward](pm::Pool& pool, Cells* c) {
+      fl::LoggerOptions o;
+      o.faults = forward ? fl::internal::kForwardRollback : fl::internal::kNoFaults;
+      auto* lg = leak_logger(pool, c, 1, o);
+      lg->txn_begin(0);
+      lg->write(0, &c->x, std::uint64_t{1});
+      lg->write(0, &c->x, std::uint64_t{2});
+      lg->write(0, &c->data, std::uint64_t{3});
+      // CRASH: before txn_end.
+    });
+    auto pool = pm::Pool::open(path);
+    Cells* c = pool->root<Cells>("cells");
+    EXPECT_EQ(c->data, 0u);
+    EXPECT_EQ(Cells::last.regions_undone, 1u);
+    EXPECT_EQ(Cells::last.stores_rolled_back, 3u);
+    if (forward) EXPECT_EQ(c->x, 1u) << "the forward-order variant must leave the intermediate value";
+    else EXPECT_EQ(c->x, 0u);
+  }
+}
+
+// Recovery crashed after it rolled back but before it invalidated anything,
+// or after it invalidated some entries (newest first): running it again
+// gives the same state. Simulated by running only a part of recovery by
+// hand: roll back (all three stores), invalidate the newest entry, "crash",
+// recover fully.
+TEST(UndoLog, RecoveryIsIdempotentWhenItIsItselfInterrupted) {
+  ferrite::test::TempPath path("lg-idem");
+  crash_in_child(path, [](pm::Pool& pool, Cells* c) {
+    auto* lg = leak_logger(pool, c, 1, {});
+    lg->txn_begin(0);
+    lg->write(0, &c->x, std::uint64_t{1});
+    lg->write(0, &c->x, std::uint64_t{2});
+    lg->write(0, &c->flag, std::uint64_t{3});
+  });
+  const pid_t pid = ::fork();  // the interrupted recovery, in a process of its own
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    pm::PoolOptions no_recover;
+    no_recover.recover = false;
+    auto pool = pm::Pool::open(path, no_recover);
+    Cells* c = pool->root<Cells>("cells");
+    fl::ThreadLog* log = c->log.logs[0];
+    // Roll back in reverse by hand, then invalidate only the newest entry
+    // (seq 3: the flag store), as recovery's step 4 does first.
+    c->flag = 0;
+    c->x = 0;
+    log->entries[3].meta = 0;
+    ::_exit(0);  // CRASH
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto pool = pm::Pool::open(path);
+  Cells* c = pool->root<Cells>("cells");
+  EXPECT_EQ(c->x, 0u);
+  EXPECT_EQ(c->flag, 0u);
+  EXPECT_EQ(Cells::last.regions_undone, 1u);
+  EXPECT_EQ(Cells::last.stores_rolled_back, 2u);
+  pool.reset();
+  pool = pm::Pool::open(path);
+  EXPECT_EQ(Cells::last.live_entries, 0u);
+  EXPECT_EQ(pool->root<Cells>("cells")->x, 0u);
+}
+
+// The HOPS+ paper's Figure 1. T1's outermost section CS1 takes L1, then L2,
+// sets FLAG = 1 (CS1-A) and releases L2 early; T2's section CS2 takes L2,
+// sees FLAG == 1, sets DATA = 1 and completes. The crash comes before CS1
+// completes: CS1 is undone (FLAG = 0), and CS2, which acquired L2 from
+// inside CS1, must be undone too — else {FLAG = 0, DATA = 1}.
+struct FlagDataCase {
+  fl::Instrumentation inst;
+  unsigned faults;
+  bool consistent;  // recovery restores {0, 0}
+  const char* name;
+};
+class FlagData : public ::testing::TestWithParam<FlagDataCase> {};
+
+TEST_P(FlagData, ASectionThatAcquiredFromAnUndoneSectionIsUndoneToo) {
+  const auto p = GetParam();
+  // SFRs: CS1-A is an SFR of its own (it ends at the release of L2), so it
+  // is complete and FLAG = 1 stays, as does CS2: consistent either way.
+  for (auto lang : {fl::Language::kAtlas, fl::Language::kSfr}) {
+    SCOPED_TRACE(fl::language_name(lang));
+    const bool atlas = lang == fl::Language::kAtlas;
+    ferrite::test::TempPath path("lg-flag");
+    crash_in_child(path, [&](pm::Pool& pool, Cells* c) {
+      fl::LoggerOptions o;
+      o.language = lang;
+      o.instrumentation = p.inst;
+      o.faults = p.faults;
+      auto* lg = leak_logger(pool, c, 2, o);
+      auto* l1 = new fl::Lock;
+      auto* l2 = new fl::Lock;
+      lg->acquire(0, *l1);
+      lg->acquire(0, *l2);
+      lg->write(0, &c->flag, std::uint64_t{1});  // CS1-A
+      lg->release(0, *l2);
+      lg->acquire(1, *l2);  // CS2
+      if (c->flag == 1) lg->write(1, &c->data, std::uint64_t{1});
+      lg->release(1, *l2);
+      EXPECT_FALSE(lg->in_region(1));
+      // CRASH: CS1 still holds L1.
+    });
+    auto pool = pm::Pool::open(path);
+    Cells* c = pool->root<Cells>("cells");
+    if (!atlas) {
+      EXPECT_EQ(c->flag, 1u) << "the SFR that set FLAG ended at the release of L2";
+      EXPECT_EQ(c->data, 1u);
+      continue;
+    }
+    EXPECT_EQ(c->flag, 0u) << "CS1 did not complete";
+    if (p.consistent) EXPECT_EQ(c->data, 0u) << "CS2 depended on CS1 and survived";
+    else EXPECT_EQ(c->data, 1u) << "without a history, recovery cannot know CS2 depended on CS1";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Instrumentations, FlagData,
+    ::testing::Values(FlagDataCase{fl::Instrumentation::kX86, 0, true, "x86"},
+                      FlagDataCase{fl::Instrumentation::kStrand, 0, true, "strand"},
+                      FlagDataCase{fl::Instrumentation::kHops, 0, true, "hops"},
+                      // HOPS+ keeps no software history: its hardware orders
+                      // sections by lock commit order (closed nesting), so
+                      // CS2's stores would not persist before CS1 commits.
+                      // Recovered from an image in which they did (this
+                      // file's images), the state is the inconsistent one.
+                      FlagDataCase{fl::Instrumentation::kHopsPlus, 0, false, "hops_plus_without_its_hardware"},
+                      FlagDataCase{fl::Instrumentation::kX86, fl::internal::kNoSyncHistory, false,
+                                   "x86_without_the_synchronization_history"}),
+    [](const auto& i) { return std::string(i.param.name); });
+
+// A completed section that depends on an incomplete one is not pruned: its
+// entries stay until the dependency is pruned.
+TEST(UndoLog, ASectionIsPrunedOnlyAfterTheSectionsItDependsOn) {
+  ferrite::test::TempPool pool("lg-defer", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  fl::LoggerOptions o;
+  o.language = fl::Language::kAtlas;
+  fl::Logger lg(*pool, &c->log, 2, o);
+  fl::Lock l1, l2;
+  lg.acquire(0, l1);
+  lg.acquire(0, l2);
+  lg.write(0, &c->flag, std::uint64_t{1});
+  lg.release(0, l2);
+  lg.acquire(1, l2);
+  lg.write(1, &c->data, std::uint64_t{1});
+  lg.release(1, l2);
+  EXPECT_EQ(lg.deferred(1), 1u);
+  lg.release(0, l1);
+  EXPECT_EQ(lg.deferred(0), 0u);
+  lg.flush_deferred(1);
+  EXPECT_EQ(lg.deferred(1), 0u);
+  EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
+}
+
+// The verbs each instrumentation issues for one region with one store
+// (HOPS+ paper Table 1; StrandWeaver Fig. 5).
+TEST(UndoLog, EachInstrumentationIssuesThePapersVerbs) {
+  ferrite::test::TempPool pool("lg-verbs", kPoolSize);
+  using V = ps::Verb;
+  struct Expect {
+    fl::Instrumentation inst;
+    int pwb_min, ofence, dfence, barrier, new_strand, join;
+  };
+  const Expect cases[] = {
+      {fl::Instrumentation::kX86, 4, 0, 0, 0, 0, 0},
+      // begin entry, store entry, before the end entry, three in the prune
+      {fl::Instrumentation::kHops, 0, 6, 1, 0, 0, 0},
+      {fl::Instrumentation::kHopsPlus, 0, 6, 1, 0, 0, 0},
+      {fl::Instrumentation::kStrand, 4, 0, 0, 5, 2, 2},
+  };
+  int n = 0;
+  for (const auto& e : cases) {
+    SCOPED_TRACE(fl::instrumentation_name(e.inst));
+    Cells* c = pool->create_root<Cells>("cells" + std::to_string(n++));
+    fl::LoggerOptions o;
+    o.instrumentation = e.inst;
+    fl::Logger lg(*pool, &c->log, 1, o);
+    const auto before = ps::thread_counters();
+    lg.txn_begin(0);
+    lg.write(0, &c->x, std::uint64_t{1});
+    lg.txn_end(0);
+    const auto d = ps::thread_counters() - before;
+    if (e.pwb_min == 0) EXPECT_EQ(d[V::kPwb], 0u) << "HOPS writes nothing back: stores persist by themselves";
+    else EXPECT_GE(d[V::kPwb], static_cast<std::uint64_t>(e.pwb_min));
+    EXPECT_EQ(d[V::kOfence], static_cast<std::uint64_t>(e.ofence));
+    EXPECT_EQ(d[V::kDfence], static_cast<std::uint64_t>(e.dfence));
+    EXPECT_EQ(d[V::kPersistBarrier], static_cast<std::uint64_t>(e.barrier));
+    EXPECT_EQ(d[V::kNewStrand], static_cast<std::uint64_t>(e.new_strand));
+    EXPECT_EQ(d[V::kJoinStrand], static_cast<std::uint64_t>(e.join));
+    if (e.inst == fl::Instrumentation::kX86) {
+      EXPECT_GE(d[V::kPsync], 1u);  // the durable commit
+      EXPECT_EQ(d[V::kDfence] + d[V::kOfence], 0u);
+    }
+    EXPECT_EQ(c->x, 1u);
+  }
+}
+
+// The workloads keep their state across a restart and continue.
+TEST(UndoLog, AQueueAndAMapContinueAfterARestart) {
+  ferrite::test::TempPath path("lg-queue");
+  crash_in_child(path, [](pm::Pool& pool, Cells*) {
+    auto* q = new fl::LoggedQueue(pool, "q", 1, {});
+    q->enqueue(0, 10);
+    q->enqueue(0, 11);
+    auto* m = new fl::LoggedMap(pool, "m", 1, {.language = fl::Language::kSfr});
+    m->put(0, 1, 100);
+    m->put(0, 2, 200);
+    m->erase(0, 1);
+  });
+  auto pool = pm::Pool::open(path);
+  fl::LoggedQueue q(*pool, "q", 1, {});
+  EXPECT_EQ(q.snapshot(), (std::vector<std::int64_t>{10, 11}));
+  EXPECT_EQ(q.dequeue(0), 10);
+  q.enqueue(0, 12);
+  EXPECT_EQ(q.snapshot(), (std::vector<std::int64_t>{11, 12}));
+  fl::LoggedMap m(*pool, "m", 1, {.language = fl::Language::kSfr});
+  EXPECT_EQ(m.items(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{2, 200}}));
+  EXPECT_EQ(m.put(0, 2, 201), 200);
+  EXPECT_EQ(m.get(0, 2), 201);
+}
