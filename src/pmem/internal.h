@@ -104,6 +104,8 @@ struct Heap::Impl {
     // non-atomic copy of the bytes): under the store models (hops, hops+,
     // strand) the chunk map then persists with the pfence/psync that follow
     // each set_entry, as the pwbs make it persist under the write-back models.
+    // relaxed: as in persist.h, the backend table is installed before the
+    // pool is opened and never changes while it is.
     const persist::Backend* b = persist::detail::g_backend.load(std::memory_order_relaxed);
     if (b->stored != nullptr) [[unlikely]]
       b->stored(&map_[i], sizeof v);

@@ -95,7 +95,7 @@ TEST_P(LoggingStoreModelCrash, SurvivesSampledCrashesOfTwoAndThreeThreadRunsUnde
     cfg.threads = c.threads;
     cfg.ops = scaled<std::size_t>(120, 40);
     cfg.images = 6;
-    cfg.crash_points = scaled<std::size_t>(24, 8);
+    cfg.crash_points = scaled<std::size_t>(16, 8);
     cfg.seed = 700 + static_cast<std::uint64_t>(c.threads);
     cfg.pool_size = std::size_t{2} << 20;
     const auto r = cr::run_campaign(s, cfg);
@@ -166,7 +166,7 @@ TEST(LoggingStoreModelRecoveryCrash, RecoveryCrashedAtItsOwnVerbsUnderAStoreMode
     cfg.pool_size = std::size_t{2} << 20;
     cfg.recovery_crash_depth = 1;
     cfg.recovery_crash_points = 3;
-    cfg.recovery_crash_every = 16;
+    cfg.recovery_crash_every = 24;
     const auto r = cr::run_campaign(s, cfg);
     expect_clean(r, std::string(name) + " crash during recovery [" + c->model + "]");
     EXPECT_GT(r.nested_images, 0u) << "no recovery was crashed";
