@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ferrite/persist/persist.h"
 #include "ferrite/pmem/layout.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/cache_padded.h"
@@ -99,6 +100,15 @@ struct Heap::Impl {
   }
   void set_entry(std::uint64_t i, std::uint32_t v) {
     std::atomic_ref<std::uint32_t>(map_[i]).store(v, std::memory_order_relaxed);
+    // An annotated store (persist.h store_bytes's hook, without its second,
+    // non-atomic copy of the bytes): under the store models (hops, hops+,
+    // strand) the chunk map then persists with the pfence/psync that follow
+    // each set_entry, as the pwbs make it persist under the write-back models.
+    // relaxed: as in persist.h, the backend table is installed before the
+    // pool is opened and never changes while it is.
+    const persist::Backend* b = persist::detail::g_backend.load(std::memory_order_relaxed);
+    if (b->stored != nullptr) [[unlikely]]
+      b->stored(&map_[i], sizeof v);
   }
   char* chunk_addr(std::uint64_t i) const { return heap_ + i * layout::kChunkSize; }
   // Chunk index of p, or -1 when p is outside the heap.

@@ -674,7 +674,9 @@ class Logger {
         persist::psync();  // "CLFLUSH Log": durable before the unlock / return
         break;
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::dfence(); break;  // "Log-Rel(L); DFENCE; Unlock L"
+      case Instrumentation::kHopsPlus:
+        if ((opt_.faults & internal::kNoDurableEnd) == 0) persist::dfence();  // "Log-Rel(L); DFENCE; Unlock L"
+        break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
         persist::join_strand();

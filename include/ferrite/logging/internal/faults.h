@@ -19,6 +19,10 @@ enum Fault : unsigned {
   // no happens-after dependency (the HOPS+ paper's Figure 1 then recovers
   // {FLAG=0, DATA=1}).
   kNoSyncHistory = 1u << 2,
+  // HOPS / HOPS+ without the dfence that makes a region's end (commit or
+  // release) entry durable before the region ends (HOPS+ paper, Table 1:
+  // "Log-Rel(L); DFENCE; Unlock L"): a completed region can be undone.
+  kNoDurableEnd = 1u << 3,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
