@@ -109,7 +109,8 @@ fa::Registration reg(const char* lang, const char* structure, const char* varian
   // update (a bucket array line, a list node) can then carry the update
   // to the media before the entry. Strand persistency forbids that (its
   // persists are per store, not per line); x86 makes the barrier an sfence.
-  // When the strand model lands, add "strand" here.
+  // Under the `strand` model itself the same instrumentation is the
+  // logging-store-*/correct-strand subject (logging_store_models.cc).
   if (ablation && !broken) {
     r.models = {"x86"};
     r.description += " [claimed under x86 only: under abstract a persist barrier only orders, and another thread's "
