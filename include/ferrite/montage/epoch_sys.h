@@ -899,6 +899,12 @@ class EpochSys {
       (*free_blocks)[static_cast<std::size_t>(a.c)].push_back(a.b);
     }
     st->payloads_kept = kept->size();
+    const std::uint64_t next = (F & fault::kNoEpochRestore) != 0 ? e : max_epoch + 2;
+    if constexpr ((F & fault::kRestoreBeforeReset) != 0) {
+      root->global_epoch.store(next, std::memory_order_relaxed);
+      persist::pwb(&root->global_epoch, sizeof(std::uint64_t));
+      persist::psync();
+    }
     // Make the decision durable (see the header: payloads, pfence, anti-nodes, psync).
     for (PBlk* b : reset_payloads) {
       b->epoch.store(0, std::memory_order_relaxed);
@@ -916,7 +922,6 @@ class EpochSys {
     // PERSIST: every reset is durable before the epoch moves (the epoch is
     // what makes a second recovery see the same e).
     persist::psync();
-    const std::uint64_t next = max_epoch + 2;
     root->global_epoch.store(next, std::memory_order_relaxed);
     // PERSIST: the new run's epochs are past every epoch of the crashed
     // run; its blocks never share an epoch (nor a stamp) with old ones.
