@@ -148,7 +148,10 @@ TEST_P(MontageMapBroken, IsCaughtUnderEveryClaimedModel) {
 INSTANTIATE_TEST_SUITE_P(Variants, MontageMapBroken,
                          ::testing::Values(Broken{"montage-bst", "no-tbp-writeback", 1},
                                            Broken{"montage-bst", "ignore-anti", 1},
-                                           Broken{"montage-bst", "accept-uncommitted", 3}),
+                                           Broken{"montage-bst", "accept-uncommitted", 3},
+                                           Broken{"montage-skiplist", "no-tbp-writeback", 1},
+                                           Broken{"montage-skiplist", "ignore-anti", 1},
+                                           Broken{"montage-skiplist", "accept-uncommitted", 3}),
                          [](const auto& i) {
                            std::string n = std::string(i.param.structure) + "_" + i.param.variant;
                            std::replace(n.begin(), n.end(), '-', '_');
