@@ -98,12 +98,12 @@ TEST_P(MontageMapCorrect, RecoveryCrashedAgainAndAgainRecoversTheSameState) {
     fc::CampaignConfig cfg;
     cfg.model = model;
     cfg.threads = 1;
-    cfg.ops = scaled(80, 20);
+    cfg.ops = scaled(40, 20);
     cfg.images = 2;
     cfg.seed = 4;
     cfg.recovery_crash_depth = 2;
-    cfg.recovery_crash_points = 3;
-    cfg.recovery_crash_every = 4;
+    cfg.recovery_crash_points = 2;
+    cfg.recovery_crash_every = 8;
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(r.violations, 0u) << describe(r);
