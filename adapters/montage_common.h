@@ -20,6 +20,9 @@ inline montage::EpochOptions montage_epoch_options(pmem::Pool& pool) {
     // between tagging its payloads and its DCSS (an epoch advance then
     // dooms the attempt: the case recovery rule 2 exists for).
     o.tbp_capacity = 4;
+    // Two recovery threads classify the blocks (the scan only reads the
+    // pool), so the campaigns recover with the parallel scan.
+    o.recovery_threads = 2;
   }
   return o;
 }

@@ -340,6 +340,17 @@ void run_all(const Opts& o) {
         }
         if (!rm.error.empty() || rm.violations > 0 || s.expect_violation) r = rm;
       }
+      // A broken recovery whose bug needs a second crash (one during
+      // recovery: e.g. montage's restore-before-reset) gets one 1-thread run
+      // with crashes during recovery.
+      if (s.expect_violation && r.error.empty() && r.violations == 0) {
+        Opts c = q;
+        c.ops = 60;
+        c.crash_recovery = 1;
+        c.recovery_points = 4;
+        c.recovery_every = 2;
+        if (auto rc = fc::run_campaign(s, config_of(c)); !rc.error.empty() || rc.violations > 0) r = rc;
+      }
       // An inconclusive image is never a pass for a correct variant.
       const bool as_expected =
           r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0 && r.inconclusive == 0);

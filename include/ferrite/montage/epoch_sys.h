@@ -70,7 +70,9 @@
 // Deviations from Figure 2 and why: docs/montage.md §3 (D1–D12).
 //
 // Recovery (attach; §3.4). Reads only the pool: the durable global epoch
-// e, the descriptors' status words and every block of every slab. A block
+// e, the descriptors' status words and every block of every slab (the
+// blocks are classified by EpochOptions::recovery_threads threads over
+// disjoint slabs; everything after the classification is one thread's). A block
 // B (stamp = its slab's, tagged by thread t with serial s, epoch f) is in
 // use iff rule 1: 0 < f <= e-2, rule 2: s < sn_t or (s == sn_t and
 // COMMITTED), rule 3: a payload not cancelled by an in-use anti-node with
@@ -176,6 +178,10 @@ struct EpochOptions {
   // scheduler). The paper's default is 10 ms (§5.1).
   std::chrono::microseconds epoch_length{10000};
   std::size_t tbp_capacity = 64;  // §5.1: 64-entry TBP buffers
+  // Threads that classify the pool's blocks in recovery (the scan of §3.4;
+  // it only reads the pool). The resets and the epoch move that follow are
+  // one thread's, in a fixed order (D9).
+  int recovery_threads = 1;
 };
 
 // What a recovery found (for tests and `docs/montage.md`).
@@ -224,7 +230,7 @@ class EpochSys {
     if (root->magic != kRootMagic) throw std::runtime_error("montage: root has a bad magic");
     RecoveryStats st;
     std::vector<std::vector<PBlk*>> free_blocks(kClasses);
-    const std::uint64_t run = recover(pool, root, kept, &free_blocks, &st);
+    const std::uint64_t run = recover(pool, root, kept, &free_blocks, &st, std::max(1, opt.recovery_threads));
     auto es = std::unique_ptr<EpochSys>(new EpochSys(pool, root, threads, opt, run));
     // Free blocks go to the threads' lists round robin.
     for (int c = 0; c < kClasses; ++c) {
@@ -808,7 +814,7 @@ class EpochSys {
 
   // ------------------------------------------------------------ recovery
   static std::uint64_t recover(pmem::Pool& pool, MontageRoot* root, std::vector<PBlk*>* kept,
-                               std::vector<std::vector<PBlk*>>* free_blocks, RecoveryStats* st) {
+                               std::vector<std::vector<PBlk*>>* free_blocks, RecoveryStats* st, int nthreads = 1) {
     const std::uint64_t e = root->global_epoch.load(std::memory_order_relaxed);
     st->crash_epoch = e;
     std::uint64_t sn[kMaxThreads], dst[kMaxThreads];
@@ -830,53 +836,94 @@ class EpochSys {
       PBlk* b;
       int c;
     };
-    std::vector<Found> payloads, antis;
-    std::vector<PBlk*> reset_payloads, reset_antis;
-    auto in_use = [&](PBlk* b) {  // rules 1 and 2
-      const std::uint64_t f = b->epoch.load(std::memory_order_relaxed);
-      if (f == 0 || f + 2 > e) {
-        ++st->rejected_epoch;
-        return false;
-      }
-      const std::uint64_t id = b->tid_sn.load(std::memory_order_relaxed);
-      const std::uint64_t t = id >> kSnBits, s = id & kSnMask;
-      if (t >= static_cast<std::uint64_t>(kMaxThreads)) {
-        ++st->rejected_uncommitted;
-        return false;
-      }
-      bool ok = s < sn[t] || (s == sn[t] && dst[t] == kCommitted);
-      if constexpr ((F & fault::kAcceptUncommitted) != 0) ok = s <= sn[t] && s != 0;
-      if (!ok) ++st->rejected_uncommitted;
-      return ok;
-    };
-    std::uint64_t off = root->slab_head.load(std::memory_order_relaxed);
-    while (off != 0) {
+    // The slab list first (one thread: a linked list), then the blocks
+    // classified by `nthreads` threads over disjoint slabs; each thread's
+    // findings are merged in slab order, so the result does not depend on
+    // the thread count.
+    std::vector<SlabHeader*> slabs;
+    for (std::uint64_t off = root->slab_head.load(std::memory_order_relaxed); off != 0;) {
       auto* slab = pool.at<SlabHeader>(off);
       if (slab->magic != kSlabMagic) throw std::runtime_error("montage: slab with a bad magic");
-      ++st->slabs;
-      const int c = class_for(slab->block_size);
-      for (std::uint64_t j = 0; j < slab->nblocks; ++j) {
-        auto* b = reinterpret_cast<PBlk*>(reinterpret_cast<char*>(slab) + sizeof(SlabHeader) + j * slab->block_size);
-        const std::uint64_t type = b->type();
-        const bool mine = (type == kPayload || type == kAnti) && b->stamp.load(std::memory_order_relaxed) == slab->stamp;
-        if (!mine) {
-          // Never used, reset, torn, or left by an earlier use of this
-          // memory. The allocator needs the stamp; storing it cannot make
-          // old bytes valid (the checksum covers the stamp).
-          b->stamp.store(slab->stamp, std::memory_order_relaxed);
-          (*free_blocks)[static_cast<std::size_t>(c)].push_back(b);
-          continue;
-        }
-        ++st->blocks_seen;
-        max_epoch = std::max(max_epoch, b->epoch.load(std::memory_order_relaxed));
-        if (in_use(b)) {
-          (type == kPayload ? payloads : antis).push_back({b, c});
-          continue;
-        }
-        if (b->epoch.load(std::memory_order_relaxed) != 0) (type == kPayload ? reset_payloads : reset_antis).push_back(b);
-        (*free_blocks)[static_cast<std::size_t>(c)].push_back(b);
-      }
+      slabs.push_back(slab);
       off = slab->next;
+    }
+    st->slabs = slabs.size();
+    struct Part {
+      std::vector<Found> payloads, antis;
+      std::vector<PBlk*> reset_payloads, reset_antis;
+      std::vector<std::vector<PBlk*>> free_blocks = std::vector<std::vector<PBlk*>>(kClasses);
+      std::uint64_t max_epoch = 0, blocks_seen = 0, rejected_epoch = 0, rejected_uncommitted = 0;
+    };
+    auto classify = [&](Part& part, std::size_t from, std::size_t to) {
+      auto in_use = [&](PBlk* b) {  // rules 1 and 2
+        const std::uint64_t f = b->epoch.load(std::memory_order_relaxed);
+        if (f == 0 || f + 2 > e) {
+          ++part.rejected_epoch;
+          return false;
+        }
+        const std::uint64_t id = b->tid_sn.load(std::memory_order_relaxed);
+        const std::uint64_t t = id >> kSnBits, s = id & kSnMask;
+        if (t >= static_cast<std::uint64_t>(kMaxThreads)) {
+          ++part.rejected_uncommitted;
+          return false;
+        }
+        bool ok = s < sn[t] || (s == sn[t] && dst[t] == kCommitted);
+        if constexpr ((F & fault::kAcceptUncommitted) != 0) ok = s <= sn[t] && s != 0;
+        if (!ok) ++part.rejected_uncommitted;
+        return ok;
+      };
+      for (std::size_t i = from; i < to; ++i) {
+        SlabHeader* slab = slabs[i];
+        const int c = class_for(slab->block_size);
+        for (std::uint64_t j = 0; j < slab->nblocks; ++j) {
+          auto* b = reinterpret_cast<PBlk*>(reinterpret_cast<char*>(slab) + sizeof(SlabHeader) + j * slab->block_size);
+          const std::uint64_t type = b->type();
+          const bool mine = (type == kPayload || type == kAnti) && b->stamp.load(std::memory_order_relaxed) == slab->stamp;
+          if (!mine) {
+            // Never used, reset, torn, or left by an earlier use of this
+            // memory. The allocator needs the stamp; storing it cannot make
+            // old bytes valid (the checksum covers the stamp).
+            b->stamp.store(slab->stamp, std::memory_order_relaxed);
+            part.free_blocks[static_cast<std::size_t>(c)].push_back(b);
+            continue;
+          }
+          ++part.blocks_seen;
+          part.max_epoch = std::max(part.max_epoch, b->epoch.load(std::memory_order_relaxed));
+          if (in_use(b)) {
+            (type == kPayload ? part.payloads : part.antis).push_back({b, c});
+            continue;
+          }
+          if (b->epoch.load(std::memory_order_relaxed) != 0)
+            (type == kPayload ? part.reset_payloads : part.reset_antis).push_back(b);
+          part.free_blocks[static_cast<std::size_t>(c)].push_back(b);
+        }
+      }
+    };
+    const std::size_t nparts = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(nthreads), slabs.size()));
+    std::vector<Part> parts(nparts);
+    {
+      std::vector<std::thread> helpers;
+      const std::size_t per = (slabs.size() + nparts - 1) / nparts;
+      for (std::size_t p = 1; p < nparts; ++p)
+        helpers.emplace_back(classify, std::ref(parts[p]), std::min(slabs.size(), p * per), std::min(slabs.size(), (p + 1) * per));
+      classify(parts[0], 0, std::min(slabs.size(), per));
+      for (auto& h : helpers) h.join();
+    }
+    std::vector<Found> payloads, antis;
+    std::vector<PBlk*> reset_payloads, reset_antis;
+    for (Part& part : parts) {
+      payloads.insert(payloads.end(), part.payloads.begin(), part.payloads.end());
+      antis.insert(antis.end(), part.antis.begin(), part.antis.end());
+      reset_payloads.insert(reset_payloads.end(), part.reset_payloads.begin(), part.reset_payloads.end());
+      reset_antis.insert(reset_antis.end(), part.reset_antis.begin(), part.reset_antis.end());
+      for (int c = 0; c < kClasses; ++c) {
+        auto& to = (*free_blocks)[static_cast<std::size_t>(c)];
+        to.insert(to.end(), part.free_blocks[static_cast<std::size_t>(c)].begin(), part.free_blocks[static_cast<std::size_t>(c)].end());
+      }
+      max_epoch = std::max(max_epoch, part.max_epoch);
+      st->blocks_seen += part.blocks_seen;
+      st->rejected_epoch += part.rejected_epoch;
+      st->rejected_uncommitted += part.rejected_uncommitted;
     }
     // Rule 3.
     std::unordered_map<Key, PBlk*, KeyHash> cancel;
@@ -899,6 +946,12 @@ class EpochSys {
       (*free_blocks)[static_cast<std::size_t>(a.c)].push_back(a.b);
     }
     st->payloads_kept = kept->size();
+    const std::uint64_t next = (F & fault::kNoEpochRestore) != 0 ? e : max_epoch + 2;
+    if constexpr ((F & fault::kRestoreBeforeReset) != 0) {
+      root->global_epoch.store(next, std::memory_order_relaxed);
+      persist::pwb(&root->global_epoch, sizeof(std::uint64_t));
+      persist::psync();
+    }
     // Make the decision durable (see the header: payloads, pfence, anti-nodes, psync).
     for (PBlk* b : reset_payloads) {
       b->epoch.store(0, std::memory_order_relaxed);
@@ -916,7 +969,6 @@ class EpochSys {
     // PERSIST: every reset is durable before the epoch moves (the epoch is
     // what makes a second recovery see the same e).
     persist::psync();
-    const std::uint64_t next = max_epoch + 2;
     root->global_epoch.store(next, std::memory_order_relaxed);
     // PERSIST: the new run's epochs are past every epoch of the crashed
     // run; its blocks never share an epoch (nor a stamp) with old ones.

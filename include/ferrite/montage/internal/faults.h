@@ -20,5 +20,12 @@ inline constexpr unsigned kAcceptUncommitted = 1u << 1;
 // Recovery ignores anti-nodes (§3.4 rule 3 removed): detached payloads come
 // back.
 inline constexpr unsigned kIgnoreAnti = 1u << 2;
+// Recovery leaves the global epoch where the crash found it (the new run
+// reuses the crashed run's epochs; the public artifact's behaviour).
+inline constexpr unsigned kNoEpochRestore = 1u << 3;
+// Recovery moves the global epoch past the crashed run's BEFORE its resets
+// of the rejected blocks are durable: a second crash in between leaves an
+// epoch under which the rejected blocks of the last two epochs pass rule 1.
+inline constexpr unsigned kRestoreBeforeReset = 1u << 4;
 
 }  // namespace ferrite::montage::fault

@@ -1,0 +1,358 @@
+// ferrite/montage/skiplist.h — a lock-free skip list on nbMontage, as a
+// map (put/get/erase).
+//
+// Papers: M. Herlihy, N. Shavit, "The Art of Multiprocessor Programming",
+// §14.4 (LockFreeSkipList: find, add, remove, contains), itself after
+// K. Fraser, "Practical Lock-Freedom", PhD thesis, Cambridge 2004 (whose
+// upper-level linking we use, see below); the nbMontage port: W. Cai et
+// al., "Fast Nonblocking Persistence for Concurrent Data Structures",
+// DISC 2021, §5, where the evaluated skip list is the rotating skip list
+// of Dick, Fekete and Gramoli. Why not the rotating one: its towers are
+// maintained by a background thread (not lock-free by itself, and a thread
+// the crash campaigns' scheduler cannot see); Herlihy–Shavit's list has
+// the same map interface, is lock-free on its own, and its update
+// linearizes at one CAS, which is what nbMontage needs (§3.2 constraint 2).
+//
+// What it is. Towers of DRAM nodes; each node holds its key and a `val`
+// CASObj with the pointer to its immutable payload {key, value} in the
+// pool (only payloads persist), and `next[level]` CASObjs whose low bit
+// marks the tower as removed at that level. Deviation from Herlihy–Shavit,
+// and why: their remove linearizes at marking next[0]; a put on a present
+// key would then be a second word (the value), and a concurrent put and
+// erase could both succeed on one node (the hash map's D6). Here the
+// logical deletion is a mark in `val`: replace and erase both lin_CAS
+// `val`, and meet there. next[] marks (all levels, top down) follow the
+// logical deletion and are physical only; a node whose val is marked but
+// whose next[0] is not may still gain a successor (the insert CASes
+// pred.next[0], which is unmarked): that successor stays linked when the
+// node is unlinked, since unlinking reads the node's marked next[0].
+//
+// Linearization points:
+//   put, key absent:   lin_CAS(pred.next[0], succ, node)     (HS add l.0)
+//   put, key present:  lin_CAS(node.val, p, p'), detaching p
+//   erase:             lin_CAS(node.val, p, p | mark), detaching p
+//   get:               the load of node.val (absent if marked or no node).
+// An update that finds its key's node with a marked val helps (marks the
+// tower, runs find, which unlinks it) and retries.
+//
+// Upper levels (Fraser): after its level-0 link, an insert links levels
+// 1..h-1 bottom up with plain CASes; before each attempt it points the new
+// node's next[level] at the current successor, and it stops when that word
+// is marked (the node was erased meanwhile).
+//
+// Thread safety: put/get/erase/sync concurrently for distinct thread ids in
+// [0, threads); contents() only when no operation runs.
+//
+// Invariants (crash-free). K1 at level 0 the unmarked-val nodes reachable
+// from the head have strictly increasing keys, one per key in the map;
+// K2 val is marked before any next[] of its node, and a mark is never
+// removed; K3 a node is retired exactly once, by the second of its
+// inserter (done linking) and its eraser (done with its find) — each
+// runs find(key) after its last change, so at that point the node is
+// unlinked at every level (find unlinks every marked node on key's path).
+// Payloads are retired (EBR, then pdelete) by the thread whose lin_CAS
+// removed them from `val`.
+//
+// Persistence invariants: those of the epoch system (epoch_sys.h P1–P5);
+// the list writes nothing to the pool but payloads, set before lin_CAS.
+//
+// Recovery (attach). The epoch system's scan (§3.4) yields at most one
+// payload per key; the list is rebuilt in key order in one pass (tower
+// heights from a fixed-seed generator, each level linked behind the last
+// node of that level). No pool writes: a crash during it recovers the same.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ferrite/montage/epoch_sys.h"
+#include "ferrite/sync/ebr.h"
+
+namespace ferrite::montage {
+
+struct SkipListOptions {
+  std::size_t value_bytes = 8;  // payload value size (>= 8; the value is its first 8 bytes)
+};
+
+template <unsigned F = fault::kNone>
+class SkipList {
+ public:
+  using Sys = EpochSys<F>;
+  static constexpr int kLevels = 20;  // 2^20 keys at p = 1/2
+  struct KV {
+    std::int64_t key;
+    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
+  };
+
+  static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
+                                          const SkipListOptions& so = {}, const EpochOptions& opt = {}) {
+    auto* root = pool.create_root<MontageRoot>(name);
+    root->kind = static_cast<std::uint64_t>(Kind::kSkipList);
+    auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
+    l->es_ = Sys::create(pool, root, threads, opt);
+    return l;
+  }
+  static std::unique_ptr<SkipList> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                          const SkipListOptions& so = {}, const EpochOptions& opt = {},
+                                          RecoveryStats* stats = nullptr) {
+    auto* root = pool.root<MontageRoot>(name);
+    if (root->kind != static_cast<std::uint64_t>(Kind::kSkipList))
+      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a skip list");
+    auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
+    std::vector<PBlk*> kept;
+    l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
+    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) < key_of(b); });
+    Node* last[kLevels];
+    for (auto& n : last) n = l->head_;
+    std::uint64_t rng = 0x853c49e6748fea9bull;
+    for (std::size_t i = 0; i < kept.size(); ++i) {
+      if (i > 0 && key_of(kept[i]) == key_of(kept[i - 1]))
+        throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(key_of(kept[i])));
+      Node* n = new Node(key_of(kept[i]), random_height(rng));
+      Sys::init(n->val, ptr(kept[i]));
+      n->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
+      for (int lv = 0; lv < n->height; ++lv) {
+        Sys::init(last[lv]->next[lv], ptr(n));
+        last[lv] = n;
+      }
+    }
+    return l;
+  }
+
+  ~SkipList() {
+    closing_ = true;
+    ebr_.reset();
+    Node* n = head_;
+    while (n != nullptr) {
+      Node* next = addr<Node>(es_->load(n->next[0]));
+      delete n;
+      n = next;
+    }
+  }
+
+  // put(k, v) -> the old value, or none.
+  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+    auto g = ebr_->pin(tid);
+    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);  // outside the retry loop (Fig. 7's pattern)
+    auto& kv = es_->template own<KV>(tid, p);
+    kv.key = key;
+    kv.value = value;
+    if (payload_bytes_ > sizeof(KV))
+      std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    Node* nn = nullptr;  // a new tower, reused across retries
+    Node* preds[kLevels];
+    Node* succs[kLevels];
+    for (;;) {
+      if (find(key, preds, succs)) {
+        Node* n = succs[0];
+        const std::uint64_t w = es_->load(n->val);
+        if ((w & kMark) == 0) {
+          PBlk* old = addr<PBlk>(w);
+          const std::int64_t ov = value_of(old);
+          es_->pdetach(tid, old);
+          if (es_->lin_cas(tid, n->val, w, ptr(p))) {
+            delete nn;
+            ebr_->retire(tid, old, &SkipList::free_payload, this);
+            return ov;
+          }
+          continue;
+        }
+        help_remove(n);
+        continue;
+      }
+      if (nn == nullptr) {
+        nn = new Node(key, random_height(ts(tid).rng));
+        Sys::init(nn->val, ptr(p));
+      }
+      for (int lv = 0; lv < nn->height; ++lv) Sys::init(nn->next[lv], ptr(succs[lv]));
+      if (es_->lin_cas(tid, preds[0]->next[0], ptr(succs[0]), ptr(nn))) {
+        link_upper(tid, nn, preds, succs);
+        return std::nullopt;
+      }
+    }
+  }
+
+  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+    auto g = ebr_->pin(tid);
+    Node* preds[kLevels];
+    Node* succs[kLevels];
+    if (!find(key, preds, succs)) return std::nullopt;
+    const std::uint64_t w = es_->load(succs[0]->val);
+    if ((w & kMark) != 0) return std::nullopt;
+    return value_of(addr<PBlk>(w));
+  }
+
+  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+    auto g = ebr_->pin(tid);
+    Node* preds[kLevels];
+    Node* succs[kLevels];
+    for (;;) {
+      if (!find(key, preds, succs)) return std::nullopt;
+      Node* n = succs[0];
+      const std::uint64_t w = es_->load(n->val);
+      if ((w & kMark) == 0) {
+        PBlk* old = addr<PBlk>(w);
+        const std::int64_t ov = value_of(old);
+        es_->pdetach(tid, old);
+        if (es_->lin_cas(tid, n->val, w, w | kMark)) {
+          help_remove(n);
+          // K3: the eraser is done (its find ran after every mark).
+          // ORDER: acq_rel, see link_upper.
+          if (n->done.fetch_add(1, std::memory_order_acq_rel) == 1) ebr_->retire(tid, n, &SkipList::free_node, this);
+          ebr_->retire(tid, old, &SkipList::free_payload, this);
+          return ov;
+        }
+        continue;
+      }
+      // Erased by another operation that linearized first: help, retry
+      // (the retry's find no longer reaches it).
+      help_remove(n);
+    }
+  }
+
+  void sync() { es_->sync(); }
+  Sys& epochs() { return *es_; }
+
+  // key,value pairs sorted by key (quiescent only).
+  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (Node* n = addr<Node>(es_->load(head_->next[0])); n != nullptr; n = addr<Node>(es_->load(n->next[0]))) {
+      const std::uint64_t w = es_->load(n->val);
+      if ((w & kMark) == 0) out.emplace_back(n->key, value_of(addr<PBlk>(w)));
+    }
+    return out;
+  }
+
+ private:
+  static constexpr std::uint64_t kMark = 1;
+  struct alignas(16) Node {
+    CASObj val{0};
+    CASObj next[kLevels];
+    std::int64_t key;
+    int height;
+    std::atomic<int> done{0};  // K3: inserter and eraser, each adds 1 when done
+    Node(std::int64_t k, int h) : key(k), height(h) {}
+  };
+  struct alignas(64) PerThread {
+    std::uint64_t rng;
+  };
+
+  SkipList(int threads, const SkipListOptions& so)
+      : payload_bytes_(sizeof(KV) + (so.value_bytes > 8 ? so.value_bytes - 8 : 0)),
+        ebr_(std::make_unique<sync::Ebr>(threads)),
+        per_thread_(new PerThread[static_cast<std::size_t>(threads)]) {
+    for (int t = 0; t < threads; ++t) per_thread_[static_cast<std::size_t>(t)].rng = 0x9e3779b97f4a7c15ull * (t + 1) | 1;
+    head_ = new Node(0, kLevels);
+  }
+
+  template <class T = Node>
+  static std::uint64_t ptr(const T* n) {
+    return reinterpret_cast<std::uint64_t>(n);
+  }
+  template <class T>
+  static T* addr(std::uint64_t w) {
+    return reinterpret_cast<T*>(w & ~kMark);
+  }
+  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
+  PerThread& ts(int tid) { return per_thread_[static_cast<std::size_t>(tid)]; }
+  // Geometric heights, p = 1/2, in [1, kLevels].
+  static int random_height(std::uint64_t& r) {
+    r ^= r << 13;
+    r ^= r >> 7;
+    r ^= r << 17;
+    int h = 1 + __builtin_ctzll(r | (std::uint64_t{1} << (kLevels - 1)));
+    return std::min(h, kLevels);
+  }
+
+  // HS find: for each level, preds[l].key < key <= succs[l].key (null =
+  // +inf), unlinking every marked node met on the way (plain CASes; a
+  // failure restarts from the head). True iff succs[0] has the key.
+  bool find(std::int64_t key, Node** preds, Node** succs) {
+  retry:
+    Node* pred = head_;
+    for (int lv = kLevels - 1; lv >= 0; --lv) {
+      Node* curr = addr<Node>(es_->load(pred->next[lv]));
+      for (;;) {
+        if (curr == nullptr) break;
+        std::uint64_t succ = es_->load(curr->next[lv]);
+        while ((succ & kMark) != 0) {
+          // curr is removed at this level: unlink it (pred unmarked, else
+          // the CAS fails and we restart).
+          if (!es_->cas(pred->next[lv], ptr(curr), succ & ~kMark)) goto retry;
+          curr = addr<Node>(succ);
+          if (curr == nullptr) break;
+          succ = es_->load(curr->next[lv]);
+        }
+        if (curr == nullptr || curr->key >= key) break;
+        pred = curr;
+        curr = addr<Node>(succ);
+      }
+      preds[lv] = pred;
+      succs[lv] = curr;
+    }
+    return succs[0] != nullptr && succs[0]->key == key;
+  }
+
+  // Marks n's tower top down (K2), then unlinks it on key's path.
+  void help_remove(Node* n) {
+    for (int lv = n->height - 1; lv >= 0; --lv) {
+      std::uint64_t w = es_->load(n->next[lv]);
+      while ((w & kMark) == 0 && !es_->cas(n->next[lv], w, w | kMark)) w = es_->load(n->next[lv]);
+    }
+    Node* preds[kLevels];
+    Node* succs[kLevels];
+    find(n->key, preds, succs);
+  }
+
+  // Fraser's upper-level linking, then K3's handshake.
+  void link_upper(int tid, Node* n, Node** preds, Node** succs) {
+    for (int lv = 1; lv < n->height; ++lv) {
+      for (;;) {
+        const std::uint64_t w = es_->load(n->next[lv]);
+        if ((w & kMark) != 0) goto finished;  // erased meanwhile: stop linking
+        if (w != ptr(succs[lv]) && !es_->cas(n->next[lv], w, ptr(succs[lv]))) continue;
+        if (es_->cas(preds[lv]->next[lv], ptr(succs[lv]), ptr(n))) break;
+        find(n->key, preds, succs);
+        // A find that does not return n at level 0 means n was unlinked
+        // there (erased): stop.
+        if (succs[0] != n) goto finished;
+      }
+    }
+  finished:
+    // An erase that finished its find before our last link would leave n
+    // linked above: unlink it ourselves (K3).
+    if ((es_->load(n->val) & kMark) != 0) {
+      Node* p2[kLevels];
+      Node* s2[kLevels];
+      find(n->key, p2, s2);
+    }
+    // ORDER: acq_rel: the second of inserter and eraser sees the other's
+    // finds done before it retires the node.
+    if (n->done.fetch_add(1, std::memory_order_acq_rel) == 1) ebr_->retire(tid, n, &SkipList::free_node, this);
+  }
+
+  static void free_node(void*, void* p, int) { delete static_cast<Node*>(p); }
+  static void free_payload(void* ctx, void* p, int tid) {
+    auto* l = static_cast<SkipList*>(ctx);
+    if (!l->closing_) l->es_->pdelete(tid, static_cast<PBlk*>(p));
+  }
+
+  std::size_t payload_bytes_;
+  std::unique_ptr<Sys> es_;
+  std::unique_ptr<sync::Ebr> ebr_;
+  std::unique_ptr<PerThread[]> per_thread_;
+  Node* head_ = nullptr;
+  bool closing_ = false;
+};
+
+}  // namespace ferrite::montage
