@@ -1,0 +1,102 @@
+// adapters/montage_map.h — the one adapter of the nbMontage maps (Michael's
+// hash table, the Natarajan–Mittal BST, the skip list), for `ferrite
+// crashtest` (buffered durable linearizability) and `ferrite bench`
+// (get:insert:remove mixes: insert = put, remove = erase).
+//
+// The maps share their interface (create/attach with options and the epoch
+// options, put/get/erase/sync/contents), the crash workload and the epoch
+// system's broken variants; an adapter file names its structure through a
+// traits type T:
+//
+//   struct T {
+//     template <unsigned F> using Map = montage::Bst<F>;   // the structure
+//     static constexpr const char* kName = "montage-bst";  // technique name
+//     static montage::BstOptions options(const Setup&);    // its options
+//   };
+//
+// and registers it with register_montage_map<T>(description).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "adapter.h"
+#include "montage_common.h"
+#include "ferrite/montage/internal/faults.h"
+
+namespace ferrite::adapters {
+
+template <class T, unsigned F>
+struct MontageMap {
+  using Map = typename T::template Map<F>;
+  using Handle = std::unique_ptr<Map>;
+  static constexpr op::Abstract kAbstract = op::Abstract::kMap;
+  static constexpr bool kDetectable = false;
+  static constexpr bool kBuffered = true;
+
+  static Handle create(pmem::Pool* pool, const Setup& s) {
+    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool));
+  }
+  static Handle attach(pmem::Pool& pool, const Setup& s) {
+    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool));
+  }
+  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
+    switch (o.kind) {
+      case op::kPut: return op::Response::from(h->put(tid, o.arg, o.arg2));
+      case op::kGet: return op::Response::from(h->get(tid, o.arg));
+      case op::kErase: return op::Response::from(h->erase(tid, o.arg));
+      case op::kSync: h->sync(); return op::Response::ack();
+      default: unsupported(T::kName, o);
+    }
+  }
+  static std::vector<std::int64_t> observe(Handle& h) {
+    std::vector<std::int64_t> out;
+    for (const auto& [k, v] : h->contents()) {
+      out.push_back(k);
+      out.push_back(v);
+    }
+    return out;
+  }
+  // The crash workload: 40% put, 30% erase, 20% get over 4 keys (threads
+  // meet on the same keys: replace races, doomed attempts), 10% sync.
+  static op::Op next_op(int tid, std::uint64_t& rng, Workload& w) {
+    const auto r = Workload::step(rng);
+    const auto key = static_cast<std::int64_t>((r >> 4) % 4 + 1);
+    const auto c = r % 10;
+    if (c < 4) return {op::kPut, key, w.unique(tid)};
+    if (c < 7) return {op::kErase, key, 0};
+    if (c < 9) return {op::kGet, key, 0};
+    return {op::kSync, 0, 0};
+  }
+};
+
+// Registers T's correct variant and the epoch system's broken variants.
+// fault::kNoEpochRestore is not registered: recovery's durable resets of the
+// blocks it rejects make the restore redundant (docs/montage.md D14); the
+// campaigns with crashes during recovery do not catch it.
+template <class T>
+bool register_montage_map(const char* description) {
+  namespace mf = montage::fault;
+  auto broken = [](const char* variant, const char* why) {
+    return Registration{.technique = T::kName, .variant = variant, .family = "montage",
+                        .origin = Origin::kFerrite, .broken = true, .description = why};
+  };
+  register_adapter<MontageMap<T, mf::kNone>>(Registration{.technique = T::kName, .family = "montage",
+                                                          .origin = Origin::kFerrite, .description = description,
+                                                          .pool_size = std::size_t{1} << 30});
+  register_adapter<MontageMap<T, mf::kNoTbpWriteback>>(
+      broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));
+  register_adapter<MontageMap<T, mf::kAcceptUncommitted>>(
+      broken("accept-uncommitted", "recovery keeps blocks whose descriptor says the operation did not commit (§3.4 rule 2)"));
+  register_adapter<MontageMap<T, mf::kIgnoreAnti>>(
+      broken("ignore-anti", "recovery ignores anti-nodes: erased and replaced values come back (§3.4 rule 3)"));
+  register_adapter<MontageMap<T, mf::kRestoreBeforeReset>>(
+      broken("restore-before-reset",
+             "recovery moves the global epoch past the crashed run before its resets of the rejected blocks are "
+             "durable: a crash in between, then a second recovery, revives them (§3.4; needs a crash during recovery)"));
+  return true;
+}
+
+}  // namespace ferrite::adapters
