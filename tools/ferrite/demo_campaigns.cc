@@ -200,7 +200,12 @@ StepResult step_campaigns(const Options& o) {
                 verdict.c_str());
     std::fflush(stdout);
   };
-  auto run = [&](const crash::SubjectInfo& s, const crash::CampaignConfig& cfg) {
+  // A subject that claims particular persistency models (the logging
+  // library's HOPS and strand instrumentations: their stores persist by
+  // themselves, never under a write-back model) runs under the first one;
+  // the rest under the campaign's default model.
+  auto run = [&](const crash::SubjectInfo& s, crash::CampaignConfig cfg) {
+    if (!s.models.empty()) cfg.model = s.models.front();
     const double left = budget_s - seconds_since(t0);
     return run_campaign_isolated(s, cfg, std::min(kPerCampaignTimeout, std::max(5.0, left)));
   };
