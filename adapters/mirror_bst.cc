@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "mirror_ordered.h"
 #include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/internal/faults.h"
 
@@ -30,56 +31,18 @@ namespace fm = ferrite::mirror;
 namespace op = ferrite::op;
 using fa::Origin;
 
-template <class C, op::Abstract A>
-struct MirrorBst {
-  using Handle = std::unique_ptr<fm::Bst<C>>;
-  static constexpr op::Abstract kAbstract = A;
-  static constexpr bool kDetectable = false;
-  // Single-threaded campaigns re-attach (run recovery on the live pool)
-  // every 9 operations, unless recovery is the broken part
-  // (adapters/mirror_list.cc).
-  static constexpr int kReattachEvery =
-      C::has(fm::internal::kRecoverNoTrace | fm::internal::kRecoverNoCopy | fm::internal::kRecoverNoHelp) ? 0 : 9;
-
+struct Traits {
+  template <class C>
+  using Structure = fm::Bst<C>;
+  static constexpr const char* kSetName = "mirror-bst (set)";
+  static constexpr const char* kMapName = "mirror-bst (map)";
+  static constexpr unsigned kRecoveryFaults = fm::internal::kRecoverNoTrace | fm::internal::kRecoverNoCopy | fm::internal::kRecoverNoHelp;
   // Bench: two nodes per key (an internal node and a leaf), twice over for
   // what EBR holds back, plus per-thread slack, at most 3/8 of the pool per
   // replica. Crash campaigns (no key range): 2,048 nodes.
   static std::size_t bytes(const fa::Setup& s) {
     if (s.key_range == 0) return std::size_t{128} << 10;
     return 64 * (4 * static_cast<std::size_t>(s.key_range) + 64 * static_cast<std::size_t>(s.threads) * 1024);
-  }
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fm::Bst<C>::create(*pool, s.name, s.threads, std::min(bytes(s), pool->size() / 8 * 3));
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fm::Bst<C>::attach(pool, s.name, s.threads);
-  }
-  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    if constexpr (A == op::Abstract::kSet) {
-      switch (o.kind) {
-        case op::kInsert: return op::Response::boolean(h->insert(o.arg, tid));
-        case op::kRemove: return op::Response::boolean(h->remove(o.arg, tid));
-        case op::kContains: return op::Response::boolean(h->contains(o.arg, tid));
-        case op::kSync: return op::Response::ack();
-        default: fa::unsupported("mirror-bst (set)", o);
-      }
-    } else {
-      switch (o.kind) {
-        case op::kPut: return op::Response::from(h->put(o.arg, o.arg2, tid));
-        case op::kGet: return op::Response::from(h->get(o.arg, tid));
-        case op::kErase: return op::Response::from(h->erase(o.arg, tid));
-        case op::kSync: return op::Response::ack();
-        default: fa::unsupported("mirror-bst (map)", o);
-      }
-    }
-  }
-  static std::vector<std::int64_t> observe(Handle& h) {
-    std::vector<std::int64_t> out;
-    for (const auto& [k, v] : h->items(A == op::Abstract::kMap)) {
-      out.push_back(k);
-      if constexpr (A == op::Abstract::kMap) out.push_back(v);
-    }
-    return out;
   }
 };
 
@@ -89,9 +52,9 @@ template <unsigned F>
 using DramF = fm::Config<fm::InDram, F>;
 namespace fi = fm::internal;
 template <class C>
-using Set = MirrorBst<C, op::Abstract::kSet>;
+using Set = fa::MirrorOrdered<Traits, C, op::Abstract::kSet>;
 template <class C>
-using Map = MirrorBst<C, op::Abstract::kMap>;
+using Map = fa::MirrorOrdered<Traits, C, op::Abstract::kMap>;
 
 fa::Registration reg(const char* subject, const char* variant, bool broken, bool ablation, const char* description) {
   return fa::Registration{.technique = "mirror-bst",
