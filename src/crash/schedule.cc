@@ -226,12 +226,29 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
   arriving_[me].store(0, std::memory_order_seq_cst);
   last_event_ = Clock::now();
   cv_.notify_all();
+  // Every change but one is notified (arrivals, grants, verbs, points done,
+  // finished threads, giving up). The exception is a thread between points
+  // falling asleep in the kernel, which only /proc shows, and the stall
+  // limit's clock: while a grant waits for those, ONE waiting thread polls
+  // (from kPollMin, doubling to kPollMax until the next event) and the
+  // others sleep until notified. (Every waiter polling every 50 µs took the
+  // CPU the thread they waited for needed: 3 threads on 2 cores.)
+  constexpr auto kPollMin = std::chrono::microseconds(50), kPollMax = std::chrono::microseconds(800);
+  auto poll = kPollMin;
+  auto seen = last_event_;
+  auto leave_polling = [&] {
+    if (poller_ != tid) return;
+    poller_ = -1;
+    cv_.notify_all();  // a waiter that still needs a poller takes over
+  };
   for (;;) {
     if (granted_ == tid) break;
     if (gave_up_.load(std::memory_order_relaxed)) {
       waiting_[me] = 0;
+      leave_polling();
       return false;
     }
+    bool undecided = false;
     if (!in_flight_ && !at_point_ && granted_ < 0) {
       const int c = choose_locked();
       if (c >= 0) {
@@ -239,10 +256,24 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
         in_flight_ = true;
         cv_.notify_all();
         if (c == tid) break;
+      } else {
+        undecided = true;
       }
     }
-    cv_.wait_for(lk, std::chrono::microseconds(50));
+    if (undecided && (poller_ < 0 || poller_ == tid)) {
+      poller_ = tid;
+      if (last_event_ != seen) {
+        seen = last_event_;
+        poll = kPollMin;
+      }
+      cv_.wait_for(lk, poll);
+      poll = std::min(poll * 2, kPollMax);
+    } else {
+      leave_polling();
+      cv_.wait(lk);
+    }
   }
+  leave_polling();
   // ORDER: the grant is consumed; no other thread is granted until this
   // thread's verb is issued (issued(), under the simulator lock).
   granted_ = -1;

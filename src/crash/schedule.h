@@ -131,6 +131,7 @@ class Scheduler {
   std::vector<std::uint8_t> order_;     // whose turn, in order (| kOpStart for operation starts)
   std::vector<std::size_t> verb_pos_;   // verb k is order_[verb_pos_[k]]
   int granted_ = -1;                 // may issue the next verb
+  int poller_ = -1;                  // the waiting thread that polls for quiescence (pass())
   bool in_flight_ = false;           // granted, its verb not issued yet
   bool at_point_ = false;            // between issued() and point_done()
   bool forced_ = false;              // the grant in flight did not wait for quiescence
