@@ -24,6 +24,7 @@ const char* design_name(Design d) {
     case Design::kNoPersistQueue: return "no-persist-queue";
     case Design::kStrandWeaver: return "strandweaver";
     case Design::kNonAtomic: return "non-atomic";
+    case Design::kIdeal: return "ideal";
     case Design::kCount: break;
   }
   return "?";
@@ -40,7 +41,8 @@ const char* design_instrumentation(Design d) {
   switch (d) {
     case Design::kX86: return "x86";
     case Design::kHops: return "hops";
-    case Design::kHopsPlus: return "hops+";
+    case Design::kHopsPlus:
+    case Design::kIdeal: return "hops+";
     default: return "strand";
   }
 }
@@ -77,6 +79,7 @@ constexpr Param kParams[] = {
     {"media_write_ns", &Config::media_write_ns, false},
     {"l1_ns", &Config::l1_ns, false},
     {"l2_ns", &Config::l2_ns, false},
+    {"recorded_lock_order", &Config::recorded_lock_order, false},
 };
 }  // namespace
 
@@ -85,6 +88,7 @@ bool Config::set(std::string_view name, double value) {
     if (name != p.name) continue;
     if (!std::isfinite(value) || (p.size && (value < 1 || value > 1 << 20)) || value < 0) return false;
     if (name == "freq_ghz" && value <= 0) return false;
+    if (name == "recorded_lock_order" && value != 0 && value != 1) return false;
     this->*(p.field) = p.size ? std::floor(value) : value;
     return true;
   }
@@ -202,7 +206,8 @@ class LineTable {
 };
 
 struct Lock {
-  std::uint64_t released = 0;  // hand-offs done: the next acquire's seq
+  bool held = false;
+  std::uint64_t released = 0;  // hand-offs done: the next acquire's seq (recorded order)
   Cycle free_at = 0;
   int last_core = -1;
 };
@@ -219,6 +224,7 @@ struct Core {
   std::size_t n = 0, i = 0;
   Cycle t = 0;
   bool blocked = false;
+  bool gap_taken = false;  // the next event's gap is already in t
   // store queue (and, without a persist queue, the persist operations)
   Ring sq;
   Cycle sq_last = 0;       // retire of the youngest store-queue entry
@@ -264,6 +270,7 @@ class Sim {
       for (auto& ls : co.line_store) ls.first = LineTable::kEmpty;
     }
     // Gaps are in cycles of the trace's clock; rescale to this core's.
+    recorded_order_ = c.recorded_lock_order != 0;
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
   }
 
@@ -279,7 +286,9 @@ class Sim {
         if (!co.blocked && (next == nullptr || co.t < next->t)) next = &co;
       }
       if (!pending) break;
-      if (next == nullptr) throw std::runtime_error("timing model: every remaining core waits for a lock (malformed trace)");
+      if (next == nullptr) throw std::runtime_error(
+            "timing model: every remaining core waits for a lock (a malformed trace, or a lock-order cycle: "
+            "try recorded_lock_order=1)");
       step(*next, static_cast<int>(next - cores_.data()));
     }
     for (const Core& co : cores_) {
@@ -484,13 +493,22 @@ class Sim {
     const Event& e = co.ev[co.i];
     const EventKind kind = e.kind();
     if (kind == EventKind::kAcquire) {
+      // The core asks for the lock after its gap: take the gap first, so
+      // the cores earlier than that ask first.
+      if (!co.gap_taken) {
+        co.gap_taken = true;
+        co.t += static_cast<Cycle>(static_cast<double>(e.gap()) * gap_scale_);
+        return;
+      }
       Lock& l = lock(e.lock());
-      if (l.released != e.lock_seq()) {  // an earlier holder has not released yet
+      // Held, or (recorded order) an earlier acquirer has not released yet.
+      if (l.held || (recorded_order_ && l.released != e.lock_seq())) {
         co.blocked = true;
         return;
       }
     }
-    co.t += static_cast<Cycle>(static_cast<double>(e.gap()) * gap_scale_);
+    if (!co.gap_taken) co.t += static_cast<Cycle>(static_cast<double>(e.gap()) * gap_scale_);
+    co.gap_taken = false;
     ++co.i;
     switch (kind) {
       case EventKind::kStore: store(co, k, e.line()); break;
@@ -502,6 +520,7 @@ class Sim {
         wait(co, l.free_at, Stall::kLock);
         co.t += l.last_core == k || l.last_core < 0 ? l1_ : l2_;
         l.last_core = k;
+        l.held = true;
         break;
       }
       case EventKind::kRelease: {
@@ -510,12 +529,14 @@ class Sim {
         sq_retire(co, issue + l1_);
         Lock& l = lock(e.lock());
         l.free_at = co.sq_last;
+        l.held = false;
         ++l.released;
         for (Core& o : cores_) o.blocked = false;  // waiters re-check their turn
         break;
       }
       case EventKind::kOpEnd: ++co.ops; break;
       default:
+        if (d_ == Design::kIdeal) break;  // every write-back and fence elided
         if (hops()) hops_verb(co, e);
         else if (strand()) strand_verb(co, e);
         else x86(co, e);
@@ -532,6 +553,7 @@ class Sim {
   Config c_;
   double cyc_per_ns_;
   double gap_scale_ = 1.0;
+  bool recorded_order_ = false;
   Cycle l1_ = 0, l2_ = 0, read_ = 0;
   Controller ctrl_;
   LineTable lines_;

@@ -40,9 +40,12 @@
 //   non-atomic    the strandweaver hardware with persist barriers ignored:
 //                 undo entries unordered with their updates (upper bound;
 //                 not crash consistent).
+//   ideal         HOPS+ Figure 2's "ideal": the HOPS+-instrumented code with
+//                 every write-back elided (stores reach the cache only, no
+//                 fence waits) — its logging without any persist cost.
 // Every design: a lock acquire is a locked RMW that drains the store queue;
-// a lock is handed over in the recorded order, available to the next
-// acquirer when the release store leaves the store queue.
+// a lock is available to the next acquirer when the release store leaves
+// the store queue (Config::recorded_lock_order: who that acquirer is).
 //
 // Thread safety: a Simulator is single-threaded; distinct ones are
 // independent.
@@ -58,7 +61,7 @@
 
 namespace ferrite::model {
 
-enum class Design { kX86 = 0, kHops, kHopsPlus, kNoPersistQueue, kStrandWeaver, kNonAtomic, kCount };
+enum class Design { kX86 = 0, kHops, kHopsPlus, kNoPersistQueue, kStrandWeaver, kNonAtomic, kIdeal, kCount };
 inline constexpr int kDesigns = static_cast<int>(Design::kCount);
 const char* design_name(Design d);
 // Returns false on an unknown name.
@@ -83,6 +86,10 @@ struct Config {
   double media_write_ns = 500;    // Table I: write latency to PM
   double l1_ns = 2;               // Table I: D-cache hit
   double l2_ns = 16;              // Table I: L2 hit (a line or lock from another core)
+  // 0: a free lock goes to the first core (in modelled time) that asks for
+  // it; 1: locks are handed over in the recorded run's order (that order
+  // is the 2-core recording machine's schedule, not the modelled one's).
+  double recorded_lock_order = 0;
   // Sets `name` (a member above); false on an unknown name or a value out
   // of range (sizes >= 1, latencies >= 0, freq > 0).
   bool set(std::string_view name, double value);
