@@ -225,6 +225,7 @@ struct Core {
   Cycle t = 0;
   bool blocked = false;
   bool gap_taken = false;  // the next event's gap is already in t
+  std::uint32_t waits_for = 0;  // the lock a blocked core waits for
   // store queue (and, without a persist queue, the persist operations)
   Ring sq;
   Cycle sq_last = 0;       // retire of the youngest store-queue entry
@@ -279,17 +280,34 @@ class Sim {
     r.design = d_;
     for (;;) {
       Core* next = nullptr;
+      Cycle second = ~Cycle{0};  // the next-earliest runnable core's clock
       bool pending = false;
       for (Core& co : cores_) {
         if (co.i >= co.n) continue;
         pending = true;
-        if (!co.blocked && (next == nullptr || co.t < next->t)) next = &co;
+        if (co.blocked) continue;
+        if (next == nullptr || co.t < next->t) {
+          if (next != nullptr) second = next->t;
+          next = &co;
+        } else if (co.t < second) {
+          second = co.t;
+        }
       }
       if (!pending) break;
+      if (next != nullptr) {
+        // Run it while it stays the earliest (a release may wake a core
+        // that is earlier: stop after each release).
+        const int k = static_cast<int>(next - cores_.data());
+        do {
+          const bool release = next->ev[next->i].kind() == EventKind::kRelease;
+          step(*next, k);
+          if (release) break;
+        } while (next->i < next->n && !next->blocked && next->t <= second);
+        continue;
+      }
       if (next == nullptr) throw std::runtime_error(
             "timing model: every remaining core waits for a lock (a malformed trace, or a lock-order cycle: "
             "try recorded_lock_order=1)");
-      step(*next, static_cast<int>(next - cores_.data()));
     }
     for (const Core& co : cores_) {
       const Cycle end = std::max({co.t, co.sq_last, co.pq_retire});
@@ -504,6 +522,7 @@ class Sim {
       // Held, or (recorded order) an earlier acquirer has not released yet.
       if (l.held || (recorded_order_ && l.released != e.lock_seq())) {
         co.blocked = true;
+        co.waits_for = e.lock();
         return;
       }
     }
@@ -531,7 +550,8 @@ class Sim {
         l.free_at = co.sq_last;
         l.held = false;
         ++l.released;
-        for (Core& o : cores_) o.blocked = false;  // waiters re-check their turn
+        for (Core& o : cores_)  // its waiters re-check their turn
+          if (o.blocked && o.waits_for == e.lock()) o.blocked = false;
         break;
       }
       case EventKind::kOpEnd: ++co.ops; break;
