@@ -80,6 +80,7 @@ constexpr Param kParams[] = {
     {"l1_ns", &Config::l1_ns, false},
     {"l2_ns", &Config::l2_ns, false},
     {"recorded_lock_order", &Config::recorded_lock_order, false},
+    {"op_compute_cycles", &Config::op_compute_cycles, false},
 };
 }  // namespace
 
@@ -273,6 +274,7 @@ class Sim {
     // Gaps are in cycles of the trace's clock; rescale to this core's.
     recorded_order_ = c.recorded_lock_order != 0;
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
+    op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
   }
 
   Result run() {
@@ -554,7 +556,10 @@ class Sim {
           if (o.blocked && o.waits_for == e.lock()) o.blocked = false;
         break;
       }
-      case EventKind::kOpEnd: ++co.ops; break;
+      case EventKind::kOpEnd:
+        ++co.ops;
+        co.t += op_compute_;
+        break;
       default:
         if (d_ == Design::kIdeal) break;  // every write-back and fence elided
         if (hops()) hops_verb(co, e);
@@ -574,6 +579,7 @@ class Sim {
   double cyc_per_ns_;
   double gap_scale_ = 1.0;
   bool recorded_order_ = false;
+  Cycle op_compute_ = 0;
   Cycle l1_ = 0, l2_ = 0, read_ = 0;
   Controller ctrl_;
   LineTable lines_;

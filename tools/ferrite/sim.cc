@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ferrite/cli.h"
+#include "harness.h"
 #include "ferrite/crash/subject.h"
 #include "ferrite/model/timing.h"
 #include "ferrite/model/trace.h"
@@ -257,6 +258,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
     const D designs[] = {D::kX86, D::kHops, D::kNoPersistQueue, D::kStrandWeaver, D::kNonAtomic};
     Json fig7 = Json::array(), fig9 = Json::array(), fig10 = Json::array();
     std::map<std::string, std::vector<double>> speedups;  // design -> per workload
+    std::map<int, std::map<std::string, std::vector<double>>> by_compute;  // op_compute -> design -> ...
     std::vector<double> sw_over_hops, sw_over_na;
     for (const auto& w : ws) {
       Json row;
@@ -269,6 +271,22 @@ Json paper(const std::string& which, const PaperOpts& o) {
         j["speedup_over_x86"] = x86 / static_cast<double>(rs[d].cycles);
         speedups[fm::design_name(d)].push_back(x86 / static_cast<double>(rs[d].cycles));
         row["designs"].push_back(j);
+      }
+      row["ckc_non_atomic"] = 1000.0 * static_cast<double>(rs[D::kNonAtomic].writebacks) /
+                              static_cast<double>(rs[D::kNonAtomic].cycles);
+      // The same traces with application work between operations (the
+      // recorded loop has none): how the ratios move as persists weigh less.
+      for (int oc : {1000, 4000}) {
+        fm::Config c = base;
+        c.set("op_compute_cycles", oc);
+        Json s;
+        const double x = static_cast<double>(run(tr, w, D::kX86, c, &sim_s, &sim_events).cycles);
+        for (D d : designs) {
+          const double v = x / static_cast<double>(run(tr, w, d, c, &sim_s, &sim_events).cycles);
+          s[fm::design_name(d)] = v;
+          by_compute[oc][fm::design_name(d)].push_back(v);
+        }
+        row["op_compute_" + std::to_string(oc)] = s;
       }
       sw_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kStrandWeaver].cycles));
       sw_over_na.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) / static_cast<double>(rs[D::kNonAtomic].cycles));
@@ -288,6 +306,11 @@ Json paper(const std::string& which, const PaperOpts& o) {
     }
     Json avg;
     for (const auto& [d, v] : speedups) avg[d] = geomean(v);
+    for (const auto& [oc, m] : by_compute) {
+      Json a;
+      for (const auto& [d, v] : m) a[d] = geomean(v);
+      doc["average_speedup_over_x86_op_compute_" + std::to_string(oc)] = a;
+    }
     doc["figure7"] = fig7;
     doc["figure9"] = fig9;
     doc["figure10"] = fig10;
@@ -363,14 +386,18 @@ void setup_sim(CLI::App* sub) {
         std::filesystem::create_directories(o->po.plot);
         const std::string f = o->po.plot + "/results.json";
         std::ofstream(f) << doc.dump(1) << "\n";
-        const std::string cmd = "python3 '" + std::string(FERRITE_SOURCE_DIR) + "/bench/timing_plot.py' '" + f +
-                                "' --out '" + o->po.plot + "'";
-        if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "ferrite sim: plotting failed (%s)\n", cmd.c_str());
+        std::string msg;
+        const bool ok = ferrite::bench::make_plots(f, o->po.plot, &msg, "timing_plot.py");
+        std::fprintf(ok ? stdout : stderr, "%s\n", msg.c_str());
       }
       if (o->json) {
         std::printf("%s\n", doc.dump(1).c_str());
       } else {
         std::printf("%s\n", doc["average_speedup_over_x86"].dump().c_str());
+        for (const char* oc : {"1000", "4000"})
+          if (doc.contains(std::string("average_speedup_over_x86_op_compute_") + oc))
+            std::printf("op_compute_cycles=%s: %s\n", oc,
+                        doc[std::string("average_speedup_over_x86_op_compute_") + oc].dump().c_str());
         for (const char* k : {"strandweaver_over_hops", "strandweaver_slowdown_vs_non_atomic", "hops_plus_over_hops",
                               "hops_plus_slowdown_vs_ideal", "hops_slowdown_vs_ideal", "events_per_second"})
           if (doc.contains(k)) std::printf("%s: %.4g\n", k, doc[k].get<double>());

@@ -94,6 +94,10 @@ struct Config {
   // it; 1: locks are handed over in the recorded run's order (that order
   // is the 2-core recording machine's schedule, not the modelled one's).
   double recorded_lock_order = 0;
+  // Application work between operations (cycles added at each operation's
+  // end, outside any lock): the recorded loop does nothing between
+  // operations; the papers' benchmark harnesses did.
+  double op_compute_cycles = 0;
   // Sets `name` (a member above); false on an unknown name or a value out
   // of range (sizes >= 1, latencies >= 0, freq > 0).
   bool set(std::string_view name, double value);
