@@ -86,7 +86,8 @@ def main():
                 bottom = [b + y for b, y in zip(bottom, ys)]
         ax.set_xticks([k + 0.4 - width / 2 for k in range(len(rows))])
         ax.set_xticklabels([r["workload"] for r in rows], rotation=30, ha="right")
-        ax.set_ylabel("stall cycles / x86 cycles (bars: " + ", ".join(all_designs) + ")", fontsize=7)
+        ax.set_ylabel("stall cycles (sum over cores) / x86 cycles")
+        ax.set_xlabel("bars, left to right: " + ", ".join(all_designs), fontsize=8)
         ax.legend(fontsize=7)
         ax.set_title("StrandWeaver Fig. 8: stall breakdown (" + note + ")")
         save(fig, a.out, "fig8-stalls.png", written)
