@@ -233,7 +233,10 @@ std::string format_table(const std::vector<Record>& records);
 
 // Plots: runs bench/plot.py on a JSON file, writing PNGs into `dir`.
 // Returns true on success; `message` says where the files went or why not.
-bool make_plots(const std::string& json_path, const std::string& dir, std::string* message);
+// `script`: a plotting script in bench/ (timing_plot.py plots `ferrite sim
+// --paper` results).
+bool make_plots(const std::string& json_path, const std::string& dir, std::string* message,
+                const std::string& script_name = "plot.py");
 
 // The canned plans (plans.cc).
 std::vector<Experiment> quick_plan();  // <= ~2 minutes on 2 cores

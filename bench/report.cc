@@ -187,14 +187,15 @@ std::string format_table(const std::vector<Record>& records) {
 
 // ------------------------------------------------------------------ plots
 
-bool make_plots(const std::string& json_path, const std::string& dir, std::string* message) {
+bool make_plots(const std::string& json_path, const std::string& dir, std::string* message,
+                const std::string& script_name) {
   std::string script;
 #ifdef FERRITE_SOURCE_DIR
-  script = std::string(FERRITE_SOURCE_DIR) + "/bench/plot.py";
+  script = std::string(FERRITE_SOURCE_DIR) + "/bench/" + script_name;
 #endif
-  if (const char* s = std::getenv("FERRITE_PLOT_SCRIPT")) script = s;
+  if (const char* s = std::getenv("FERRITE_PLOT_SCRIPT"); s != nullptr && script_name == "plot.py") script = s;
   if (script.empty() || !std::filesystem::exists(script)) {
-    *message = "plots skipped: bench/plot.py not found (set FERRITE_PLOT_SCRIPT to its path)";
+    *message = "plots skipped: bench/" + script_name + " not found (set FERRITE_PLOT_SCRIPT to its path)";
     return false;
   }
   // A python with matplotlib: $FERRITE_PYTHON, else python3 on PATH, else the

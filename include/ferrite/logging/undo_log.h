@@ -393,11 +393,20 @@ class Lock {
 
   // A read-only critical section: it stores nothing, so it has nothing to
   // log, undo or order (and it leaves the history alone).
-  void lock_for_read() { mu_.lock(); }
-  void unlock_for_read() { mu_.unlock(); }
+  void lock_for_read() { take(); }
+  void unlock_for_read() { give(); }
 
  private:
   friend class Logger;
+  // The lock hand-off, annotated for the trace backend (persist.h).
+  void take() {
+    mu_.lock();
+    persist::note_acquired(this);
+  }
+  void give() {
+    persist::note_releasing(this);
+    mu_.unlock();
+  }
   std::mutex mu_;
   detail::Dep last_;  // guarded by mu_: the last release (tid + 1, seq, clock)
 };
@@ -474,7 +483,7 @@ class Logger {
   // kSfr: every acquire and release ends the current SFR.
   void acquire(int tid, Lock& l) {
     State& s = st(tid);
-    l.mu_.lock();
+    l.take();
     // ORDER: Lamport clock across release -> acquire (invariant I2).
     s.clock = std::max(s.clock, l.last_.clock);
     ++s.depth;
@@ -498,7 +507,7 @@ class Logger {
     --s.depth;
     if (opt_.language == Language::kTxn) {
       l.last_ = {static_cast<std::uint64_t>(tid) + 1, 0, ++s.clock};
-      l.mu_.unlock();
+      l.give();
       return;
     }
     const bool ends = opt_.language == Language::kSfr || s.depth == 0;
@@ -517,7 +526,7 @@ class Logger {
       make_durable(e);
     }
     l.last_ = {static_cast<std::uint64_t>(tid) + 1, seq, s.last_clock};
-    l.mu_.unlock();
+    l.give();
   }
 
   // ---------------------------------------------------- logged stores

@@ -106,6 +106,10 @@ struct Backend {
   // emulated, nosync, off). The crash simulator answers per model (no
   // under `abstract`, whose pfence only orders this thread's write-backs).
   bool (*pfence_durable)() = nullptr;
+  // nullptr on every backend but the trace recorder's (model/trace.h): a
+  // lock of the persistent code was acquired (true) or is being released
+  // (false) — the timing model replays lock hand-offs between threads.
+  void (*lock_event)(const void* lock, bool acquired) = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -227,6 +231,21 @@ inline void declare_store(const void* p, std::size_t n) {
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
   if (b->declare_store != nullptr) [[unlikely]]
     b->declare_store(p, n);
+}
+
+// Annotations: the lock at `lock` has just been acquired / is about to be
+// released. Not verbs (not counted, no crash point); only the trace backend
+// looks at them (the timing model orders lock hand-offs by them). On other
+// backends a load and a not-taken branch.
+inline void note_acquired(const void* lock) {
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->lock_event != nullptr) [[unlikely]]
+    b->lock_event(lock, true);
+}
+inline void note_releasing(const void* lock) {
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->lock_event != nullptr) [[unlikely]]
+    b->lock_event(lock, false);
 }
 
 // Annotated stores: code written for a persistency model in which stores

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Plots for `ferrite sim --paper strandweaver|hops --plot DIR` (docs/timing.md).
+
+usage: timing_plot.py RESULTS.json [--out DIR]
+
+strandweaver: fig7-speedup.png (speedup over x86 per workload and design),
+              fig8-stalls.png (stall cycles by cause, per design, normalised to
+              x86's cycles), fig9-strand-buffers.png (speedup vs strand buffers x
+              entries, SFR workloads).
+hops:         fig2-hops.png (speedup over x86 of HOPS, HOPS+ and the ideal design).
+Prints the files it wrote.
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def die(msg, code=2):
+    print("timing_plot.py: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    die("matplotlib is not installed (apt-get install python3-matplotlib)", 3)
+
+
+def bars(ax, rows, designs, value, ylabel):
+    width = 0.8 / len(designs)
+    for i, d in enumerate(designs):
+        ys = [value(next(x for x in r["designs"] if x["design"] == d)) for r in rows]
+        ax.bar([k + i * width for k in range(len(rows))], ys, width, label=d)
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(rows))])
+    ax.set_xticklabels([r["workload"] for r in rows], rotation=30, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def save(fig, out, name, written):
+    path = os.path.join(out, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    written.append(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--out", default=".")
+    a = ap.parse_args()
+    with open(a.results) as f:
+        doc = json.load(f)
+    os.makedirs(a.out, exist_ok=True)
+    written = []
+    note = "timing model, %d threads x %d ops per trace" % (doc["threads"], doc["ops"])
+    if doc["paper"] == "strandweaver":
+        rows = doc["figure7"]
+        designs = ["hops", "no-persist-queue", "strandweaver", "non-atomic"]
+        fig, ax = plt.subplots(figsize=(9, 4))
+        bars(ax, rows, designs, lambda x: x["speedup_over_x86"], "speedup over x86")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_title("StrandWeaver Fig. 7 (" + note + ")")
+        save(fig, a.out, "fig7-speedup.png", written)
+
+        causes = list(rows[0]["designs"][0]["stalls"].keys())
+        all_designs = ["x86"] + designs
+        fig, ax = plt.subplots(figsize=(10, 4))
+        width = 0.8 / len(all_designs)
+        for i, d in enumerate(all_designs):
+            bottom = [0.0] * len(rows)
+            for c in causes:
+                ys = []
+                for r in rows:
+                    x86 = next(x for x in r["designs"] if x["design"] == "x86")["cycles"]
+                    rec = next(x for x in r["designs"] if x["design"] == d)
+                    ys.append(rec["stalls"][c] / x86)
+                ax.bar([k + i * width for k in range(len(rows))], ys, width, bottom=bottom,
+                       label=c if i == 0 else None, color="C%d" % causes.index(c), edgecolor="white", lw=0.3)
+                bottom = [b + y for b, y in zip(bottom, ys)]
+        ax.set_xticks([k + 0.4 - width / 2 for k in range(len(rows))])
+        ax.set_xticklabels([r["workload"] for r in rows], rotation=30, ha="right")
+        ax.set_ylabel("stall cycles (sum over cores) / x86 cycles")
+        ax.set_xlabel("bars, left to right: " + ", ".join(all_designs), fontsize=8)
+        ax.legend(fontsize=7)
+        ax.set_title("StrandWeaver Fig. 8: stall breakdown (" + note + ")")
+        save(fig, a.out, "fig8-stalls.png", written)
+
+        f9 = doc["figure9"]
+        if f9:
+            fig, ax = plt.subplots(figsize=(7, 4))
+            configs = sorted({(r["buffers"], r["entries"]) for r in f9})
+            ws = sorted({r["workload"] for r in f9})
+            for w in ws:
+                ys = [next(r["speedup_over_x86"] for r in f9 if r["workload"] == w and (r["buffers"], r["entries"]) == c)
+                      for c in configs]
+                ax.plot(range(len(configs)), ys, marker="o", label=w)
+            ax.set_xticks(range(len(configs)))
+            ax.set_xticklabels(["(%d,%d)" % c for c in configs], rotation=60, fontsize=7)
+            ax.set_xlabel("(strand buffers, entries per buffer)")
+            ax.set_ylabel("speedup over x86")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+            ax.set_title("StrandWeaver Fig. 9 (" + note + ")")
+            save(fig, a.out, "fig9-strand-buffers.png", written)
+    else:
+        rows = doc["figure2"]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        bars(ax, rows, ["hops", "hops+", "ideal"], lambda x: x["speedup_over_x86"], "speedup over x86")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_title("HOPS+ Fig. 2 (" + note + ")")
+        save(fig, a.out, "fig2-hops.png", written)
+    for w in written:
+        print(w)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,231 @@
+// tests/model/timing_test.cc — the timing model against hand-computed
+// timings of tiny traces (docs/timing.md, "Validation"): every expected
+// number below is worked out in the comment above it from Table I's
+// defaults at 2 GHz: L1 2 ns = 4 cycles, L2 16 ns = 32, PM read 346 ns =
+// 692, write to controller 96 ns = 192, media write 500 ns = 1000.
+// Each design rule has a test whose number changes if the rule is removed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <initializer_list>
+
+#include "ferrite/model/timing.h"
+#include "ferrite/model/trace.h"
+
+namespace {
+
+namespace fm = ferrite::model;
+using K = fm::EventKind;
+using fm::Design;
+
+struct Ev {
+  K kind;
+  std::uint64_t arg = 0;   // line, or lock index
+  std::uint64_t seq = 0;   // lock acquire order
+  std::uint32_t gap = 0;
+};
+
+fm::Trace trace(std::initializer_list<std::initializer_list<Ev>> threads) {
+  fm::Trace t;
+  for (const auto& th : threads) {
+    t.threads.emplace_back();
+    for (const Ev& e : th)
+      t.threads.back().push_back(e.kind == K::kAcquire || e.kind == K::kRelease
+                                     ? fm::Event::lock_event(e.kind, e.gap, static_cast<std::uint32_t>(e.arg), e.seq)
+                                     : fm::Event::make(e.kind, e.gap, e.arg));
+  }
+  return t;
+}
+
+fm::Config warm() {
+  // PM reads as fast as the L1, so cold lines do not hide the persist path.
+  fm::Config c;
+  EXPECT_TRUE(c.set("pm_read_ns", 2));
+  return c;
+}
+
+TEST(TimingModel, OneStoreClwbSfenceOnX86CostsTheReadTheLookupAndTheAcknowledgement) {
+  // store A: cold line, drains at 692; clwb A issues after it, reaches the
+  // controller at 692 + 4 and is acknowledged at 696 + 192 = 888; the
+  // sfence completes then.
+  const auto t = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPfence}, {K::kOpEnd}}});
+  const fm::Result r = fm::simulate(t, Design::kX86);
+  EXPECT_EQ(r.cycles, 888u);
+  EXPECT_EQ(r.writebacks, 1u);
+  EXPECT_EQ(r.ops, 1u);
+  EXPECT_EQ(r.stall_total(), 0u);  // the sfence holds the store queue, not the core
+}
+
+TEST(TimingModel, X86SfenceHoldsLaterStoresUntilEarlierClwbsAreAcknowledged) {
+  // warm: store A 0..4; clwb A issues 4, ack 4 + 4 + 192 = 200; sfence
+  // completes 200; store B issues 200, drains 204.
+  const auto t = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPfence}, {K::kStore, 2}}});
+  EXPECT_EQ(fm::simulate(t, Design::kX86, warm()).cycles, 204u);
+  // Without the sfence, store B drains right after the clwb issued (5..9).
+  const auto u = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kStore, 2}}});
+  EXPECT_EQ(fm::simulate(u, Design::kX86, warm()).cycles, 9u);
+}
+
+TEST(TimingModel, X86CoreStallsWhenSfencesFillTheStoreQueue) {
+  // A store queue of 2: clwb (ack 196), sfence (retires 196); the third
+  // entry waits for the first to retire (1), the fourth for the sfence.
+  fm::Config c = warm();
+  ASSERT_TRUE(c.set("store_queue", 2));
+  const auto t = trace({{{K::kPwb, 1}, {K::kPfence}, {K::kStore, 2}, {K::kStore, 3}}});
+  const fm::Result r = fm::simulate(t, Design::kX86, c);
+  EXPECT_EQ(r.stalls[static_cast<int>(fm::Stall::kStoreQueue)], 196u);
+  EXPECT_EQ(r.cycles, 204u);  // the stores drain 196..200, 200..204
+}
+
+// Two strands of (clwb, barrier, clwb), joined.
+const std::initializer_list<Ev> kTwoStrands = {{K::kPwb, 1}, {K::kPersistBarrier}, {K::kPwb, 2}, {K::kNewStrand},
+                                               {K::kPwb, 3}, {K::kPersistBarrier}, {K::kPwb, 4}, {K::kJoinStrand}};
+const std::initializer_list<Ev> kOneStrand = {{K::kPwb, 1}, {K::kPersistBarrier}, {K::kPwb, 2},
+                                              {K::kPwb, 3}, {K::kPersistBarrier}, {K::kPwb, 4}, {K::kJoinStrand}};
+
+TEST(TimingModel, TwoStrandsPersistConcurrently) {
+  // Strand 0: clwb 1 acked at 4 + 192 = 196; the barrier holds clwb 2 until
+  // then: acked 196 + 4 + 192 = 392. Strand 1 (another buffer) runs the
+  // same pattern at the same time: the join completes at 392.
+  EXPECT_EQ(fm::simulate(trace({kTwoStrands}), Design::kStrandWeaver).cycles, 392u);
+  // One strand: clwb 3 joins clwb 2's epoch (acked 392), the second barrier
+  // holds clwb 4 until 392: acked 588.
+  EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kStrandWeaver).cycles, 588u);
+}
+
+TEST(TimingModel, NonAtomicIgnoresPersistBarriers) {
+  // Every clwb issues at 0: all acknowledged at 196.
+  EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kNonAtomic).cycles, 196u);
+}
+
+TEST(TimingModel, AFullStrandBufferHoldsTheNextClwb) {
+  // Three clwbs, no barrier: with 4 entries all issue at 0 (acked 196);
+  // with 2, the third waits for the first to retire (196): acked 392.
+  const auto t = trace({{{K::kPwb, 1}, {K::kPwb, 2}, {K::kPwb, 3}, {K::kJoinStrand}}});
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver).cycles, 196u);
+  fm::Config c;
+  ASSERT_TRUE(c.set("strand_entries", 2));
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, c).cycles, 392u);
+}
+
+TEST(TimingModel, ThePersistQueueLetsStoresPassAClwbBlockedOnAFullStrandBuffer) {
+  // One-entry strand buffer: clwb 1 acked 196, clwb 2 issues at 196 (acked
+  // 392). StrandWeaver: the cold store drains from the store queue at once
+  // (0..692). Without the persist queue the clwb holds the store queue:
+  // the store issues at 197 and drains at 197 + 692 = 889.
+  fm::Config c;
+  ASSERT_TRUE(c.set("strand_entries", 1));
+  const auto t = trace({{{K::kPwb, 1}, {K::kPwb, 2}, {K::kStore, 3}}});
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, c).cycles, 692u);
+  EXPECT_EQ(fm::simulate(t, Design::kNoPersistQueue, c).cycles, 889u);
+}
+
+TEST(TimingModel, APersistBarrierHoldsLaterStoresUntilEarlierClwbsIssued) {
+  // Two-entry strand buffer: clwbs 1 and 2 issue at 0 (acked 196); clwb 3
+  // waits for clwb 1's entry and issues at 196. A store queue of one entry:
+  // each warm store waits for the one before it. With the barrier the
+  // first store issues only at 196 (after clwb 3 issued) and drains at 200;
+  // the second waits until 200 (drains 204), the third until 204: the
+  // core stalls 204 cycles in all. Without the barrier the stores drain
+  // 0..4, 4..8, 8..12: 8 cycles of stall.
+  fm::Config c = warm();
+  ASSERT_TRUE(c.set("strand_entries", 2));
+  ASSERT_TRUE(c.set("store_queue", 1));
+  const auto with = trace({{{K::kPwb, 1}, {K::kPwb, 2}, {K::kPwb, 3}, {K::kPersistBarrier}, {K::kStore, 4},
+                            {K::kStore, 4}, {K::kStore, 4}}});
+  const auto without = trace({{{K::kPwb, 1}, {K::kPwb, 2}, {K::kPwb, 3}, {K::kStore, 4}, {K::kStore, 4},
+                               {K::kStore, 4}}});
+  EXPECT_EQ(fm::simulate(with, Design::kStrandWeaver, c).stalls[static_cast<int>(fm::Stall::kStoreQueue)], 204u);
+  EXPECT_EQ(fm::simulate(without, Design::kStrandWeaver, c).stalls[static_cast<int>(fm::Stall::kStoreQueue)], 8u);
+}
+
+TEST(TimingModel, HopsOfenceOrdersEpochsAndDfenceWaitsForThePersistBuffer) {
+  // warm: store A drains 0..4, written at 4, acked 196; the ofence makes
+  // store B (drained 4..8) wait for it: written 196, acked 388; the dfence
+  // stalls the core until then.
+  const auto t = trace({{{K::kStore, 1}, {K::kOfence}, {K::kStore, 2}, {K::kDfence}}});
+  const fm::Result r = fm::simulate(t, Design::kHops, warm());
+  EXPECT_EQ(r.cycles, 388u);
+  EXPECT_EQ(r.stalls[static_cast<int>(fm::Stall::kDurability)], 388u);
+  EXPECT_EQ(r.writebacks, 2u);
+  // Without the ofence both are written at once: B acked 8 + 192 = 200.
+  const auto u = trace({{{K::kStore, 1}, {K::kStore, 2}, {K::kDfence}}});
+  EXPECT_EQ(fm::simulate(u, Design::kHops, warm()).cycles, 200u);
+  // HOPS+ is the same hardware (its traces lack the software history).
+  EXPECT_EQ(fm::simulate(t, Design::kHopsPlus, warm()).cycles, 388u);
+  // The ideal design elides the persist path: the stores drain 0..4, 4..8.
+  const fm::Result ideal = fm::simulate(t, Design::kIdeal, warm());
+  EXPECT_EQ(ideal.cycles, 8u);
+  EXPECT_EQ(ideal.writebacks, 0u);
+}
+
+TEST(TimingModel, HopsOrdersAWriteAfterAnotherCoresWriteOfTheLine) {
+  // Core 0 writes line 1 (acked 196). Core 1, later (gap 100), writes the
+  // same line: it drains 100..132 (from core 0's cache) and must be written
+  // after core 0's write: at 196, acked 388.
+  const auto t = trace({{{K::kStore, 1}}, {{K::kStore, 1, 0, 100}, {K::kDfence}}});
+  EXPECT_EQ(fm::simulate(t, Design::kHops, warm()).cycles, 388u);
+}
+
+TEST(TimingModel, ALockIsHandedOverWhenTheReleaseStoreIsVisible) {
+  // Core 0: acquire (4), store 4..8, release store 8..12. Core 1 asks at 0,
+  // gets the lock at 12 and pays an L2 transfer: 44.
+  const auto t = trace({{{K::kAcquire, 0, 0}, {K::kStore, 1}, {K::kRelease, 0}},
+                        {{K::kAcquire, 0, 1}, {K::kOpEnd}}});
+  const fm::Result r = fm::simulate(t, Design::kX86, warm());
+  EXPECT_EQ(r.cycles, 44u);
+  EXPECT_EQ(r.stalls[static_cast<int>(fm::Stall::kLock)], 12u);
+}
+
+TEST(TimingModel, AnAcquireDrainsTheStoreQueue) {
+  // x86: clwb acked 196, sfence retires 196; the locked RMW waits for it.
+  const auto t = trace({{{K::kPwb, 1}, {K::kPfence}, {K::kAcquire, 0, 0}}});
+  const fm::Result r = fm::simulate(t, Design::kX86, warm());
+  EXPECT_EQ(r.stalls[static_cast<int>(fm::Stall::kAtomicDrain)], 196u);
+  EXPECT_EQ(r.cycles, 200u);
+}
+
+TEST(TimingModel, RecordedLockOrderHandsTheLockOverInTheRecordedOrder) {
+  // Core 1 asks first (gap 0) but acquired second in the recorded run.
+  // Free order: core 1 takes it at 0 (4), releases 4..8; core 0 (asks at
+  // 100) gets it at once: 100 + 32 (from core 1) = 132, releases 132..136.
+  // Recorded order: core 0 first: 100 + 4, releases 104..108; core 1
+  // waits until 108: 108 + 32 = 140, releases 140..144.
+  const auto t = trace({{{K::kAcquire, 0, 0, 100}, {K::kRelease, 0}}, {{K::kAcquire, 0, 1}, {K::kRelease, 0}}});
+  EXPECT_EQ(fm::simulate(t, Design::kX86, warm()).cycles, 136u);
+  fm::Config c = warm();
+  ASSERT_TRUE(c.set("recorded_lock_order", 1));
+  EXPECT_EQ(fm::simulate(t, Design::kX86, c).cycles, 144u);
+}
+
+TEST(TimingModel, AnImpossibleLockOrderIsReportedNotHung) {
+  const auto t = trace({{{K::kAcquire, 0, 1}}});
+  fm::Config c;
+  ASSERT_TRUE(c.set("recorded_lock_order", 1));
+  EXPECT_THROW(fm::simulate(t, Design::kX86, c), std::runtime_error);
+  // Free order: a lock never released blocks the other core for good.
+  const auto u = trace({{{K::kAcquire, 0, 0}}, {{K::kAcquire, 0, 1, 10}}});
+  EXPECT_THROW(fm::simulate(u, Design::kX86), std::runtime_error);
+}
+
+TEST(TimingModel, ConfigRejectsUnknownNamesAndBadValues) {
+  fm::Config c;
+  EXPECT_FALSE(c.set("no_such", 1));
+  EXPECT_FALSE(c.set("strand_entries", 0));
+  EXPECT_FALSE(c.set("pm_read_ns", -1));
+  EXPECT_TRUE(c.set("strand_entries", 8));
+  EXPECT_EQ(c.get("strand_entries"), 8);
+  for (const auto& n : fm::Config::names()) EXPECT_FALSE(std::isnan(c.get(n))) << n;
+}
+
+TEST(TimingModel, DesignNamesRoundTrip) {
+  for (int i = 0; i < fm::kDesigns; ++i) {
+    fm::Design d;
+    ASSERT_TRUE(fm::parse_design(fm::design_name(static_cast<fm::Design>(i)), &d));
+    EXPECT_EQ(static_cast<int>(d), i);
+  }
+  fm::Design d;
+  EXPECT_FALSE(fm::parse_design("itanium", &d));
+}
+
+}  // namespace

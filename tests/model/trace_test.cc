@@ -1,0 +1,182 @@
+// tests/model/trace_test.cc — the trace backend (model/trace.h): what it
+// records, the file format, and `ferrite trace` / `ferrite sim` end to end,
+// with the sensitivity check of docs/timing.md (cycles move the expected
+// way when each Table I parameter grows or shrinks).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "common/scale.h"
+#include "ferrite/logging/undo_log.h"
+#include "ferrite/model/timing.h"
+#include "ferrite/model/trace.h"
+#include "ferrite/persist/persist.h"
+
+namespace {
+
+namespace fm = ferrite::model;
+namespace fp = ferrite::persist;
+using K = fm::EventKind;
+
+TEST(TraceBackend, RecordsVerbsStoresLocksAndOperationEndsInProgramOrder) {
+  alignas(64) static std::uint64_t data[16];
+  ferrite::logging::Lock lock;
+  fm::start_recording({});
+  ASSERT_TRUE(fm::recording());
+  fm::set_thread(0);
+  lock.lock_for_read();
+  fp::store(&data[0], std::uint64_t{1});
+  fp::store_bytes(&data[7], &data[0], 16);  // spans two lines
+  fp::pwb(&data[0], 128);                    // two lines
+  fp::pfence();
+  fp::persist_barrier();
+  fp::new_strand();
+  fp::join_strand();
+  fp::ofence();
+  fp::dfence();
+  fp::psync();
+  lock.unlock_for_read();
+  lock.lock_for_read();
+  lock.unlock_for_read();
+  fm::note_op_end();
+  const fm::Trace t = fm::stop_recording();
+  EXPECT_FALSE(fm::recording());
+  ASSERT_EQ(t.threads.size(), 1u);
+  const auto& ev = t.threads[0];
+  const K want[] = {K::kAcquire, K::kStore, K::kStore, K::kStore, K::kPwb, K::kPwb, K::kPfence,
+                    K::kPersistBarrier, K::kNewStrand, K::kJoinStrand, K::kOfence, K::kDfence, K::kPsync,
+                    K::kRelease, K::kAcquire, K::kRelease, K::kOpEnd};
+  ASSERT_EQ(ev.size(), std::size(want));
+  for (std::size_t i = 0; i < ev.size(); ++i) EXPECT_EQ(ev[i].kind(), want[i]) << i;
+  const std::uint64_t line = (reinterpret_cast<std::uintptr_t>(&data[0]) >> 6) & fm::kPayloadMask;
+  EXPECT_EQ(ev[1].line(), line);
+  EXPECT_EQ(ev[2].line(), line);      // data[7]
+  EXPECT_EQ(ev[3].line(), line + 1);  // data[8]
+  EXPECT_EQ(ev[5].line(), line + 1);
+  EXPECT_EQ(ev[0].lock_seq(), 0u);
+  EXPECT_EQ(ev[14].lock_seq(), 1u);  // the second acquire of the same lock
+  EXPECT_EQ(ev[14].lock(), ev[0].lock());
+  EXPECT_EQ(t.ops, 1u);
+  for (const auto& e : ev) EXPECT_LE(e.gap(), t.max_gap);
+}
+
+TEST(TraceBackend, EventsOfAnUnregisteredThreadAreDropped) {
+  alignas(64) static std::uint64_t x;
+  fm::start_recording({});
+  fp::pwb(&x, 8);  // this thread never called set_thread
+  const fm::Trace t = fm::stop_recording();
+  EXPECT_EQ(t.events(), 0u);
+}
+
+TEST(TraceFile, RoundTripsAndRejectsForeignFiles) {
+  fm::Trace t;
+  t.workload = "txn-queue";
+  t.instrumentation = "strand";
+  t.ops = 3;
+  t.threads = {{fm::Event::make(K::kStore, 10, 77), fm::Event::make(K::kPwb, 0, 77)},
+               {fm::Event::lock_event(K::kAcquire, 5, 3, 9)}};
+  const std::string f = ::testing::TempDir() + "/roundtrip.trace";
+  fm::write_trace(f, t);
+  const fm::Trace u = fm::read_trace(f);
+  EXPECT_EQ(u.workload, "txn-queue");
+  EXPECT_EQ(u.instrumentation, "strand");
+  EXPECT_EQ(u.ops, 3u);
+  ASSERT_EQ(u.threads.size(), 2u);
+  EXPECT_EQ(u.threads[0][0].bits, t.threads[0][0].bits);
+  EXPECT_EQ(u.threads[1][0].lock(), 3u);
+  EXPECT_EQ(u.threads[1][0].lock_seq(), 9u);
+  EXPECT_EQ(u.threads[0][0].gap(), 10u);
+  // Truncated, and not a trace at all.
+  std::filesystem::resize_file(f, sizeof(fm::Header) + 8);
+  EXPECT_THROW(fm::read_trace(f), std::runtime_error);
+  std::ofstream(f, std::ios::trunc) << "not a trace, just some text that is long enough to fill a header......."
+                                       "................................................................";
+  EXPECT_THROW(fm::read_trace(f), std::runtime_error);
+}
+
+int run(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()); }
+
+// A small trace of one logging workload per instrumentation, via the CLI.
+fm::Trace traced(const std::string& instr) {
+  const std::string f = ::testing::TempDir() + "/txn-queue-" + instr + ".trace";
+  const auto ops = ferrite::test::scaled<int>(4000, 400);
+  const std::string cmd = std::string(FERRITE_CLI_PATH) + " trace txn-queue -i " + instr +
+                          " --threads 2 --ops " + std::to_string(ops) + " -o " + f;
+  EXPECT_EQ(run(cmd), 0) << cmd;
+  return fm::read_trace(f);
+}
+
+TEST(TraceTool, TracesEveryInstrumentationOfALoggingWorkload) {
+  const fm::Trace x = traced("x86");
+  EXPECT_EQ(x.instrumentation, "x86");
+  EXPECT_EQ(x.threads.size(), 2u);
+  EXPECT_GT(x.ops, 0u);
+  std::array<std::uint64_t, fm::kEventKinds> n{};
+  for (const auto& th : x.threads)
+    for (const auto& e : th) ++n[static_cast<std::size_t>(e.kind())];
+  EXPECT_GT(n[static_cast<int>(K::kPwb)], 0u);
+  EXPECT_GT(n[static_cast<int>(K::kAcquire)], 0u);
+  EXPECT_EQ(n[static_cast<int>(K::kAcquire)], n[static_cast<int>(K::kRelease)]);
+  EXPECT_EQ(n[static_cast<int>(K::kOfence)], 0u);
+  const fm::Trace h = traced("hops");
+  std::uint64_t pwbs = 0, ofences = 0;
+  for (const auto& th : h.threads)
+    for (const auto& e : th) {
+      pwbs += e.kind() == K::kPwb;
+      ofences += e.kind() == K::kOfence;
+    }
+  // HOPS instrumentation writes nothing back (the few pwbs are the pool
+  // heap's, when an arena takes a fresh chunk).
+  EXPECT_LT(pwbs * 100, n[static_cast<int>(K::kPwb)]);
+  EXPECT_GT(ofences, 0u);
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " trace no-such-workload -o /dev/null"), 0);
+}
+
+TEST(TimingModel, CyclesMoveTheExpectedWayWithEachParameter) {
+  using D = fm::Design;
+  const fm::Trace x86 = traced("x86"), hops = traced("hops"), strand = traced("strand");
+  struct Case {
+    const char* param;
+    double value;  // the default is Table I's
+    D design;
+    bool strictly;  // more cycles, not only no fewer
+  };
+  const Case cases[] = {
+      {"pm_read_ns", 1384, D::kX86, true},           {"write_to_controller_ns", 384, D::kX86, true},
+      {"write_to_controller_ns", 384, D::kHops, true}, {"write_to_controller_ns", 384, D::kStrandWeaver, true},
+      {"l1_ns", 8, D::kX86, true},                   {"l2_ns", 64, D::kX86, true},
+      {"media_write_ns", 4000, D::kX86, false},       {"store_queue", 2, D::kX86, true},
+      {"writeback_buffer", 1, D::kX86, false},        {"persist_buffer", 1, D::kHops, true},
+      {"persist_queue", 1, D::kStrandWeaver, true},   {"strand_entries", 1, D::kStrandWeaver, true},
+      {"strand_buffers", 1, D::kStrandWeaver, true},  {"wpq", 1, D::kStrandWeaver, true},
+      {"media_banks", 1, D::kStrandWeaver, true},     {"op_compute_cycles", 1000, D::kX86, false},  // hidden when the lock is the bottleneck
+  };
+  for (const Case& c : cases) {
+    const fm::Trace& t = c.design == D::kX86 ? x86 : c.design == D::kHops ? hops : strand;
+    fm::Config changed;
+    ASSERT_TRUE(changed.set(c.param, c.value)) << c.param;
+    const auto base = fm::simulate(t, c.design).cycles;
+    const auto moved = fm::simulate(t, c.design, changed).cycles;
+    if (c.strictly) EXPECT_GT(moved, base) << c.param << " on " << fm::design_name(c.design);
+    else EXPECT_GE(moved, base) << c.param << " on " << fm::design_name(c.design);
+  }
+}
+
+TEST(SimTool, ReplaysATraceUnderEveryDesignOfItsInstrumentation) {
+  traced("strand");
+  const std::string f = ::testing::TempDir() + "/txn-queue-strand.trace";
+  const std::string out = ::testing::TempDir() + "/sim.json";
+  ASSERT_EQ(std::system((std::string(FERRITE_CLI_PATH) + " sim " + f + " --json > " + out).c_str()), 0);
+  std::ifstream in(out);
+  const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* d : {"\"no-persist-queue\"", "\"strandweaver\"", "\"non-atomic\""})
+    EXPECT_NE(s.find(d), std::string::npos) << d;
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --config strand_entries=0"), 0);
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --design itanium"), 0);
+}
+
+}  // namespace

@@ -1,0 +1,455 @@
+// `ferrite trace` and `ferrite sim` — persistence event traces of the
+// logging workloads, and the timing model that replays them (model/trace.h,
+// model/timing.h, docs/timing.md).
+//
+//   ferrite trace --list
+//   ferrite trace WORKLOAD [--instrumentation x86|hops|hops+|strand]
+//                 [--threads N] [--ops N] [--seed S] [--max-gap CYCLES] -o FILE
+//   ferrite sim TRACE [--design D]... [--config k=v]... [--json]
+//   ferrite sim --paper strandweaver|hops [--plot DIR] [--threads N] [--ops N] [--json]
+//
+// A WORKLOAD is a logging workload registered with the crash campaigns
+// (adapters/logging_workloads.cc, logging_store_models.cc): <language>-<structure>,
+// e.g. txn-queue; its x86 instrumentation is subject logging-<workload>
+// (variant correct), the others logging-store-<workload>
+// (correct-<instrumentation>). A workload registered there is traceable here.
+// Exit: 0 success, 2 usage or a file error.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ferrite/cli.h"
+#include "harness.h"
+#include "ferrite/crash/subject.h"
+#include "ferrite/model/timing.h"
+#include "ferrite/model/trace.h"
+#include "ferrite/pmem/pool.h"
+
+namespace {
+
+namespace fm = ferrite::model;
+namespace fc = ferrite::crash;
+using Json = nlohmann::json;
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "ferrite: %s\n", msg.c_str());
+  throw ferrite::cli::Exit{2};
+}
+
+// ------------------------------------------------------------- workloads
+const char* const kInstrumentations[] = {"x86", "hops", "hops+", "strand"};
+
+// (structure, variant) of the crash subject that runs WORKLOAD with
+// `instr`.
+std::pair<std::string, std::string> subject_of(const std::string& workload, const std::string& instr) {
+  if (instr == "x86") return {"logging-" + workload, "correct"};
+  return {"logging-store-" + workload, "correct-" + instr};
+}
+
+// Every logging workload with an x86 subject: <language>-<structure>.
+std::vector<std::string> workloads() {
+  std::set<std::string> out;
+  const std::string p = "logging-", store = "logging-store-";
+  for (const auto& s : fc::subjects())
+    if (s.family == "logging" && s.variant == "correct" && s.structure.rfind(p, 0) == 0 &&
+        s.structure.rfind(store, 0) != 0)
+      out.insert(s.structure.substr(p.size()));
+  return {out.begin(), out.end()};
+}
+
+struct TraceParams {
+  std::string workload, instrumentation = "x86";
+  int threads = 8;
+  std::uint64_t ops = 50000;  // in total, split over the threads
+  std::uint64_t seed = 1;
+  std::uint32_t max_gap = fm::RecordOptions{}.max_gap;
+};
+
+// Runs the workload under the trace backend on a fresh pool in /dev/shm.
+fm::Trace record(const TraceParams& p) {
+  const auto [structure, variant] = subject_of(p.workload, p.instrumentation);
+  const fc::SubjectInfo* info = fc::find_subject(structure, variant);
+  if (info == nullptr)
+    usage_error("no logging workload '" + p.workload + "' with instrumentation '" + p.instrumentation +
+                "' (crash subject " + structure + "/" + variant + "); see `ferrite trace --list`");
+  const std::string path = "/dev/shm/ferrite-trace-" + std::to_string(::getpid()) + ".pool";
+  ferrite::pmem::PoolOptions po;
+  po.backend.kind = ferrite::persist::BackendConfig::Kind::kOff;
+  fm::Trace t;
+  {
+    auto pool = ferrite::pmem::Pool::create(path, std::size_t{512} << 20, po);
+    std::filesystem::remove(path);  // the mapping stays; nothing to clean up
+    auto subject = info->make();
+    subject->create(*pool, p.threads);
+    fm::RecordOptions ro;
+    ro.max_gap = p.max_gap;
+    ro.max_threads = p.threads;
+    fm::start_recording(ro);
+    std::vector<std::thread> ts;
+    std::vector<std::string> errors(static_cast<std::size_t>(p.threads));
+    for (int tid = 0; tid < p.threads; ++tid)
+      ts.emplace_back([&, tid] {
+        fm::set_thread(tid);
+        std::uint64_t rng = p.seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(tid) * 7919 + 1;
+        const std::uint64_t n = p.ops / static_cast<std::uint64_t>(p.threads) +
+                                (static_cast<std::uint64_t>(tid) < p.ops % static_cast<std::uint64_t>(p.threads));
+        try {
+          for (std::uint64_t i = 0; i < n; ++i) {
+            const auto o = subject->next_op(tid, rng);
+            subject->apply(tid, i, o);
+            fm::note_op_end();
+          }
+        } catch (const std::exception& e) {
+          errors[static_cast<std::size_t>(tid)] = e.what();
+        }
+      });
+    for (auto& th : ts) th.join();
+    t = fm::stop_recording();
+    for (const auto& e : errors)
+      if (!e.empty()) usage_error("trace: the workload failed: " + e);
+  }
+  t.workload = p.workload;
+  t.instrumentation = p.instrumentation;
+  return t;
+}
+
+void setup_trace(CLI::App* sub) {
+  struct Opts {
+    TraceParams p;
+    std::string out;
+    bool list = false;
+  };
+  auto o = std::make_shared<Opts>();
+  sub->add_option("workload", o->p.workload, "Logging workload, <language>-<structure> (see --list)");
+  sub->add_flag("--list", o->list, "List the traceable workloads");
+  sub->add_option("--instrumentation,-i", o->p.instrumentation, "x86 | hops | hops+ | strand (default x86)");
+  sub->add_option("--threads", o->p.threads, "Threads (default 8)");
+  sub->add_option("--ops", o->p.ops, "Operations in total (default 50000)");
+  sub->add_option("--seed", o->p.seed, "Workload seed (default 1)");
+  sub->add_option("--max-gap", o->p.max_gap, "Clamp each compute gap at this many cycles (default 2000)");
+  sub->add_option("-o,--output", o->out, "Trace file to write");
+  sub->footer("The trace backend records annotated stores, write-backs, fences, strand verbs and lock hand-offs "
+              "per thread with the compute gap between them (docs/timing.md); `ferrite sim` replays it.");
+  sub->callback([o] {
+    if (o->list) {
+      for (const auto& w : workloads()) std::printf("%s\n", w.c_str());
+      return;
+    }
+    if (o->p.workload.empty() || o->out.empty()) usage_error("trace: WORKLOAD and -o FILE are required");
+    if (o->p.threads < 1 || o->p.threads > 64) usage_error("trace: --threads must be in [1, 64]");
+    const auto t0 = std::chrono::steady_clock::now();
+    const fm::Trace t = record(o->p);
+    try {
+      fm::write_trace(o->out, t);
+    } catch (const std::exception& e) {
+      usage_error(e.what());
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("%s: %s/%s, %zu threads, %llu ops, %llu events (%llu gaps clamped at %u cycles), %.2f s\n",
+                o->out.c_str(), t.workload.c_str(), t.instrumentation.c_str(), t.threads.size(),
+                static_cast<unsigned long long>(t.ops), static_cast<unsigned long long>(t.events()),
+                static_cast<unsigned long long>(t.clamped_gaps), t.max_gap, s);
+  });
+}
+
+// -------------------------------------------------------------------- sim
+Json result_json(const fm::Result& r, const fm::Config& c) {
+  Json j;
+  j["design"] = fm::design_name(r.design);
+  j["cycles"] = r.cycles;
+  j["ops"] = r.ops;
+  j["events"] = r.events;
+  j["writebacks"] = r.writebacks;
+  j["throughput_ops_per_s"] = r.throughput(c.freq_ghz);
+  Json st;
+  for (int s = 0; s < fm::kStalls; ++s) st[fm::stall_name(static_cast<fm::Stall>(s))] = r.stalls[static_cast<std::size_t>(s)];
+  j["stalls"] = st;
+  j["stall_total"] = r.stall_total();
+  return j;
+}
+
+void parse_configs(const std::vector<std::string>& kvs, fm::Config* c) {
+  for (const auto& kv : kvs) {
+    const auto eq = kv.find('=');
+    char* end = nullptr;
+    const double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || end == nullptr || *end != '\0' || !c->set(kv.substr(0, eq), v)) {
+      std::string names;
+      for (const auto& n : fm::Config::names()) names += " " + n;
+      usage_error("sim: bad --config '" + kv + "' (name=value; names:" + names + ")");
+    }
+  }
+}
+
+// ------------------------------------------------------- the evaluations
+struct PaperOpts {
+  int threads = 8;
+  std::uint64_t ops = 50000;
+  std::string plot;
+  bool json = false;
+};
+
+// One trace per (workload, instrumentation), recorded once.
+class Traces {
+ public:
+  explicit Traces(const PaperOpts& o) : o_(o) {}
+  const fm::Trace& get(const std::string& w, const std::string& instr) {
+    auto& slot = cache_[{w, instr}];
+    if (!slot) {
+      TraceParams p;
+      p.workload = w;
+      p.instrumentation = instr;
+      p.threads = o_.threads;
+      p.ops = o_.ops;
+      slot = std::make_unique<fm::Trace>(record(p));
+      events_ += slot->events();
+    }
+    return *slot;
+  }
+  std::uint64_t events() const { return events_; }
+
+ private:
+  const PaperOpts& o_;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<fm::Trace>> cache_;
+  std::uint64_t events_ = 0;
+};
+
+fm::Result run(Traces& tr, const std::string& w, fm::Design d, const fm::Config& c, double* sim_s,
+               std::uint64_t* sim_events) {
+  const fm::Trace& t = tr.get(w, fm::design_instrumentation(d));
+  const auto t0 = std::chrono::steady_clock::now();
+  fm::Result r = fm::simulate(t, d, c);
+  *sim_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *sim_events += r.events;
+  return r;
+}
+
+double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
+}
+
+// StrandWeaver Figures 7-10; HOPS+ Figure 2. Returns the JSON document.
+Json paper(const std::string& which, const PaperOpts& o) {
+  Traces tr(o);
+  double sim_s = 0;
+  std::uint64_t sim_events = 0;
+  Json doc;
+  doc["paper"] = which;
+  doc["threads"] = o.threads;
+  doc["ops"] = o.ops;
+  const fm::Config base;
+  const auto ws = workloads();
+  using D = fm::Design;
+  if (which == "strandweaver") {
+    const D designs[] = {D::kX86, D::kHops, D::kNoPersistQueue, D::kStrandWeaver, D::kNonAtomic};
+    Json fig7 = Json::array(), fig9 = Json::array(), fig10 = Json::array();
+    std::map<std::string, std::vector<double>> speedups;  // design -> per workload
+    std::map<int, std::map<std::string, std::vector<double>>> by_compute;  // op_compute -> design -> ...
+    std::vector<double> sw_over_hops, sw_over_na;
+    for (const auto& w : ws) {
+      Json row;
+      row["workload"] = w;
+      std::map<D, fm::Result> rs;
+      for (D d : designs) rs[d] = run(tr, w, d, base, &sim_s, &sim_events);
+      const double x86 = static_cast<double>(rs[D::kX86].cycles);
+      for (D d : designs) {
+        Json j = result_json(rs[d], base);
+        j["speedup_over_x86"] = x86 / static_cast<double>(rs[d].cycles);
+        speedups[fm::design_name(d)].push_back(x86 / static_cast<double>(rs[d].cycles));
+        row["designs"].push_back(j);
+      }
+      row["ckc_non_atomic"] = 1000.0 * static_cast<double>(rs[D::kNonAtomic].writebacks) /
+                              static_cast<double>(rs[D::kNonAtomic].cycles);
+      // The same traces with application work between operations (the
+      // recorded loop has none): how the ratios move as persists weigh less.
+      for (int oc : {1000, 4000}) {
+        fm::Config c = base;
+        c.set("op_compute_cycles", oc);
+        Json s;
+        const double x = static_cast<double>(run(tr, w, D::kX86, c, &sim_s, &sim_events).cycles);
+        for (D d : designs) {
+          const double v = x / static_cast<double>(run(tr, w, d, c, &sim_s, &sim_events).cycles);
+          s[fm::design_name(d)] = v;
+          by_compute[oc][fm::design_name(d)].push_back(v);
+        }
+        row["op_compute_" + std::to_string(oc)] = s;
+      }
+      sw_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kStrandWeaver].cycles));
+      sw_over_na.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) / static_cast<double>(rs[D::kNonAtomic].cycles));
+      fig7.push_back(row);
+      // Figure 9 (the paper shows SFR only): strand buffers x entries.
+      if (w.rfind("sfr-", 0) == 0) {
+        for (int nb : {1, 2, 4, 8})
+          for (int ne : {1, 2, 4, 8}) {
+            fm::Config c = base;
+            c.set("strand_buffers", nb);
+            c.set("strand_entries", ne);
+            const fm::Result r = run(tr, w, D::kStrandWeaver, c, &sim_s, &sim_events);
+            fig9.push_back({{"workload", w}, {"buffers", nb}, {"entries", ne},
+                            {"speedup_over_x86", x86 / static_cast<double>(r.cycles)}});
+          }
+      }
+    }
+    Json avg;
+    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
+    for (const auto& [oc, m] : by_compute) {
+      Json a;
+      for (const auto& [d, v] : m) a[d] = geomean(v);
+      doc["average_speedup_over_x86_op_compute_" + std::to_string(oc)] = a;
+    }
+    doc["figure7"] = fig7;
+    doc["figure9"] = fig9;
+    doc["figure10"] = fig10;
+    doc["average_speedup_over_x86"] = avg;
+    doc["strandweaver_over_hops"] = geomean(sw_over_hops);
+    doc["strandweaver_slowdown_vs_non_atomic"] = geomean(sw_over_na) - 1.0;
+  } else {
+    const D designs[] = {D::kX86, D::kHops, D::kHopsPlus, D::kIdeal};
+    Json fig2 = Json::array();
+    std::map<std::string, std::vector<double>> speedups;
+    std::vector<double> plus_over_hops, plus_vs_ideal, hops_vs_ideal;
+    for (const auto& w : ws) {
+      if (w.rfind("atlas-", 0) != 0) continue;  // the HOPS+ paper runs ATLAS (durable lock-based code)
+      Json row;
+      row["workload"] = w;
+      std::map<D, fm::Result> rs;
+      for (D d : designs) rs[d] = run(tr, w, d, base, &sim_s, &sim_events);
+      const double x86 = static_cast<double>(rs[D::kX86].cycles);
+      for (D d : designs) {
+        Json j = result_json(rs[d], base);
+        j["speedup_over_x86"] = x86 / static_cast<double>(rs[d].cycles);
+        speedups[fm::design_name(d)].push_back(x86 / static_cast<double>(rs[d].cycles));
+        row["designs"].push_back(j);
+      }
+      plus_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kHopsPlus].cycles));
+      plus_vs_ideal.push_back(static_cast<double>(rs[D::kHopsPlus].cycles) / static_cast<double>(rs[D::kIdeal].cycles));
+      hops_vs_ideal.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kIdeal].cycles));
+      fig2.push_back(row);
+    }
+    Json avg;
+    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
+    doc["figure2"] = fig2;
+    doc["average_speedup_over_x86"] = avg;
+    doc["hops_plus_over_hops"] = geomean(plus_over_hops);
+    doc["hops_plus_slowdown_vs_ideal"] = geomean(plus_vs_ideal) - 1.0;
+    doc["hops_slowdown_vs_ideal"] = geomean(hops_vs_ideal) - 1.0;
+  }
+  doc["trace_events"] = tr.events();
+  doc["simulated_events"] = sim_events;
+  doc["simulation_seconds"] = sim_s;
+  doc["events_per_second"] = sim_s > 0 ? static_cast<double>(sim_events) / sim_s : 0.0;
+  return doc;
+}
+
+void setup_sim(CLI::App* sub) {
+  struct Opts {
+    std::string trace, paper;
+    std::vector<std::string> designs, configs;
+    bool json = false;
+    PaperOpts po;
+  };
+  auto o = std::make_shared<Opts>();
+  sub->add_option("trace", o->trace, "Trace file (ferrite trace)");
+  std::string names;
+  for (int d = 0; d < fm::kDesigns; ++d) names += std::string(d ? " | " : "") + fm::design_name(static_cast<fm::Design>(d));
+  sub->add_option("--design", o->designs, "Design (repeatable; default: every design): " + names);
+  sub->add_option("--config", o->configs, "Parameter name=value (repeatable), e.g. strand_entries=2");
+  sub->add_flag("--json", o->json, "Machine-readable output");
+  sub->add_option("--paper", o->paper, "Run a paper's evaluation: strandweaver | hops");
+  sub->add_option("--plot", o->po.plot, "--paper: write results.json and PNG plots into this directory");
+  sub->add_option("--threads", o->po.threads, "--paper: threads per trace (default 8)");
+  sub->add_option("--ops", o->po.ops, "--paper: operations per trace (default 50000)");
+  std::string params;
+  for (const auto& n : fm::Config::names()) params += " " + n;
+  sub->footer("Parameters (StrandWeaver Table I defaults):" + params +
+              ". A design replays the trace of its instrumentation (x86: x86; hops, hops+: their own; "
+              "no-persist-queue, strandweaver, non-atomic: strand; ideal: hops+); docs/timing.md.");
+  sub->callback([o, names] {
+    if (!o->paper.empty()) {
+      if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
+      const Json doc = paper(o->paper, o->po);
+      if (!o->po.plot.empty()) {
+        std::filesystem::create_directories(o->po.plot);
+        const std::string f = o->po.plot + "/results.json";
+        std::ofstream(f) << doc.dump(1) << "\n";
+        std::string msg;
+        const bool ok = ferrite::bench::make_plots(f, o->po.plot, &msg, "timing_plot.py");
+        std::fprintf(ok ? stdout : stderr, "%s\n", msg.c_str());
+      }
+      if (o->json) {
+        std::printf("%s\n", doc.dump(1).c_str());
+      } else {
+        std::printf("%s\n", doc["average_speedup_over_x86"].dump().c_str());
+        for (const char* oc : {"1000", "4000"})
+          if (doc.contains(std::string("average_speedup_over_x86_op_compute_") + oc))
+            std::printf("op_compute_cycles=%s: %s\n", oc,
+                        doc[std::string("average_speedup_over_x86_op_compute_") + oc].dump().c_str());
+        for (const char* k : {"strandweaver_over_hops", "strandweaver_slowdown_vs_non_atomic", "hops_plus_over_hops",
+                              "hops_plus_slowdown_vs_ideal", "hops_slowdown_vs_ideal", "events_per_second"})
+          if (doc.contains(k)) std::printf("%s: %.4g\n", k, doc[k].get<double>());
+      }
+      return;
+    }
+    if (o->trace.empty()) usage_error("sim: a TRACE file or --paper is required");
+    fm::Config c;
+    parse_configs(o->configs, &c);
+    fm::Trace t;
+    try {
+      t = fm::read_trace(o->trace);
+    } catch (const std::exception& e) {
+      usage_error(e.what());
+    }
+    std::vector<fm::Design> ds;
+    for (const auto& n : o->designs) {
+      fm::Design d;
+      if (!fm::parse_design(n, &d)) usage_error("sim: unknown design '" + n + "' (" + names + ")");
+      ds.push_back(d);
+    }
+    if (ds.empty())
+      for (int d = 0; d < fm::kDesigns; ++d)
+        if (t.instrumentation == fm::design_instrumentation(static_cast<fm::Design>(d))) ds.push_back(static_cast<fm::Design>(d));
+    Json out = Json::array();
+    for (fm::Design d : ds) {
+      if (t.instrumentation != fm::design_instrumentation(d))
+        std::fprintf(stderr, "ferrite sim: warning: design %s expects a %s-instrumented trace; this one is %s\n",
+                     fm::design_name(d), fm::design_instrumentation(d), t.instrumentation.c_str());
+      const auto t0 = std::chrono::steady_clock::now();
+      const fm::Result r = fm::simulate(t, d, c);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      Json j = result_json(r, c);
+      j["trace"] = o->trace;
+      j["workload"] = t.workload;
+      j["events_per_second"] = s > 0 ? static_cast<double>(r.events) / s : 0.0;
+      out.push_back(j);
+      if (!o->json) {
+        std::printf("%-17s %12llu cycles  %10.0f ops/s  %9llu write-backs  stalls:", fm::design_name(d),
+                    static_cast<unsigned long long>(r.cycles), r.throughput(c.freq_ghz),
+                    static_cast<unsigned long long>(r.writebacks));
+        for (int k = 0; k < fm::kStalls; ++k)
+          std::printf(" %s=%llu", fm::stall_name(static_cast<fm::Stall>(k)),
+                      static_cast<unsigned long long>(r.stalls[static_cast<std::size_t>(k)]));
+        std::printf("  (%.1f M events/s)\n", s > 0 ? static_cast<double>(r.events) / s / 1e6 : 0.0);
+      }
+    }
+    if (o->json) std::printf("%s\n", out.dump(1).c_str());
+  });
+}
+
+}  // namespace
+
+FERRITE_REGISTER_COMMAND(trace, "Record a persistence event trace of a logging workload", setup_trace);
+FERRITE_REGISTER_COMMAND(sim, "Replay a trace on the timing model of the persist hardware", setup_sim);
