@@ -115,7 +115,8 @@ INSTANTIATE_TEST_SUITE_P(Competitors, BaselineCrash,
                          ::testing::Values("izraelevitz-ms", "izraelevitz-treiber", "friedman-durable",
                                            "friedman-log", "lock-persist-stack", "lock-persist-queue",
                                            "lock-persist-heap", "lock-persist-float", "fc-inplace-stack",
-                                           "fc-inplace-queue", "fc-inplace-heap", "fc-inplace-float"),
+                                           "fc-inplace-queue", "fc-inplace-heap", "fc-inplace-float",
+                                           "optunlinkedq", "optlinkedq"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (auto& c : n)
