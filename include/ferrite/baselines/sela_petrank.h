@@ -82,6 +82,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <unordered_set>
 #include <utility>
@@ -131,14 +132,49 @@ struct LastEnqueue {
 static_assert(sizeof(LastEnqueue) == 16);
 inline constexpr std::uint64_t kIndexValidBit = std::uint64_t{1} << 63;
 
-// Per thread, one cache line: headIndex, and (OptLinkedQ) the two records.
+// Per thread, one cache line: headIndex, the thread's slab chain and
+// (OptLinkedQ) the two last-enqueue records.
 struct alignas(64) ThreadLine {
   std::atomic<std::uint64_t> head_index{0};
-  std::uint64_t reserved = 0;
+  std::atomic<Slab*> slabs{nullptr};
   LastEnqueue last[2] = {{0, 0}, {0, 0}};
 };
 static_assert(sizeof(ThreadLine) == 64);
-static_assert(offsetof(ThreadLine, last) == 16);
+static_assert(offsetof(ThreadLine, slabs) == 8 && offsetof(ThreadLine, last) == 16);
+
+// The per-thread lines, one heap block sized at creation (so creating a
+// queue writes back max_threads lines, not kMaxThreads).
+struct ThreadLines {
+  static constexpr std::uint64_t kVersion = 1;
+  std::uint64_t count;
+  std::uint64_t version;
+  char reserved[48];
+  ThreadLine line[1];  // `count` of them
+  static std::size_t bytes(std::size_t n) { return offsetof(ThreadLines, line) + n * sizeof(ThreadLine); }
+};
+static_assert(offsetof(ThreadLines, line) == 64);
+
+// The root of either queue (kLinked picks the type tag): one word, null
+// until the per-thread lines are durable.
+template <bool kLinked>
+struct QueueRoot {
+  static constexpr std::uint32_t kTypeTag = kLinked ? 0x42A5'0013 : 0x42A5'0012;
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName =
+      kLinked ? "baselines::OptLinkedQ" : "baselines::OptUnlinkedQ";
+  alignas(64) std::atomic<ThreadLines*> threads{nullptr};
+};
+static_assert(sizeof(QueueRoot<false>) == 64);
+
+// The lines of a root, validated (a corrupt image throws).
+template <class Root>
+ThreadLines* lines_of(Root* r) {
+  ThreadLines* t = r->threads.load(std::memory_order_relaxed);  // relaxed: recovery/creation only
+  if (t != nullptr && (t->version != ThreadLines::kVersion || t->count == 0 ||
+                       t->count > static_cast<std::uint64_t>(kMaxThreads)))
+    throw std::runtime_error("sela_petrank: corrupt per-thread lines");
+  return t;
+}
 
 // The volatile node (DRAM). `slot` is its persistent node (null for a dummy
 // made at creation or recovery).
@@ -150,26 +186,15 @@ struct VNode {
   char* slot = nullptr;
 };
 
-// The root of either queue (kLinked picks the type tag).
-template <bool kLinked>
-struct QueueRoot {
-  static constexpr std::uint32_t kTypeTag = kLinked ? 0x42A5'0013 : 0x42A5'0012;
-  static constexpr std::uint32_t kTypeVersion = 1;
-  static constexpr const char* kTypeName =
-      kLinked ? "baselines::OptLinkedQ" : "baselines::OptUnlinkedQ";
-  ThreadLine threads[kMaxThreads];
-  std::atomic<Slab*> slabs[kMaxThreads];  // per-thread slab chains
-};
-static_assert(sizeof(QueueRoot<false>) == kMaxThreads * 64 + kMaxThreads * 8);
-static_assert(offsetof(QueueRoot<false>, slabs) == kMaxThreads * 64);
-
 // Calls f(slab) for every slab of the root (bounded walk: a corrupt image
 // throws instead of hanging).
 template <class Root, class F>
 void for_each_slab(Root* r, F&& f) {
+  ThreadLines* lines = lines_of(r);
+  if (lines == nullptr) return;
   std::size_t steps = 0;
-  for (int t = 0; t < kMaxThreads; ++t)
-    for (Slab* s = r->slabs[t].load(std::memory_order_relaxed); s != nullptr; s = s->next) {
+  for (int t = 0; t < static_cast<int>(lines->count); ++t)
+    for (Slab* s = lines->line[t].slabs.load(std::memory_order_relaxed); s != nullptr; s = s->next) {
       if (++steps > kMaxListWalk || s->version != Slab::kVersion || s->stride == 0 || s->count == 0)
         throw std::runtime_error("sela_petrank: corrupt slab chain");
       f(t, s);
@@ -238,6 +263,7 @@ class QueueBase {
   // The pool's recover hook: marks the slabs (the queue is rebuilt by the
   // constructor when a program attaches; nothing here depends on DRAM).
   static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+    mark(lines_of(r));
     for_each_slab(r, [&](int, Slab* s) { mark(s); });
   }
 
@@ -253,13 +279,32 @@ class QueueBase {
     if (value_size < 8) throw std::invalid_argument("value_size must be >= 8");
     if (pool.has_root(name)) {
       root_ = pool.root<Root>(name);
-      attached_ = true;
+      lines_ = lines_of(root_);
+      if (lines_ != nullptr && lines_->count < static_cast<std::uint64_t>(max_threads))
+        throw std::invalid_argument(std::string(Derived::kName) + ": created for " + std::to_string(lines_->count) +
+                                    " threads, attached with " + std::to_string(max_threads));
+      attached_ = lines_ != nullptr;
     } else {
-      // The root is constructed zeroed and persisted by create_root: every
-      // crash image of a creation holds an empty queue or no root at all.
-      root_ = pool.create_root<Root>(name);
+      root_ = pool.create_root<Root>(name);  // zeroed and durable: threads == null
+    }
+    // CRASH: a root whose lines were never published is an empty queue
+    // whose creation did not finish: finish it (the unpublished block of a
+    // crashed creation was not marked, so the pool freed it).
+    if (lines_ == nullptr) {
+      const std::size_t bytes = ThreadLines::bytes(static_cast<std::size_t>(max_threads));
+      auto* t = static_cast<ThreadLines*>(pool.heap().alloc(bytes, 0));
+      std::memset(static_cast<void*>(t), 0, bytes);
+      t->count = static_cast<std::uint64_t>(max_threads);
+      t->version = ThreadLines::kVersion;
+      // PERSIST: the zeroed lines are durable before the root names them.
+      persist::pwb(t, bytes);
+      persist::psync();
+      root_->threads.store(t, std::memory_order_relaxed);  // relaxed: single-threaded setup
+      persist::pwb(&root_->threads);
+      persist::psync();
+      lines_ = t;
       VNode* dummy = make_vnode(0, nullptr);
-      head_.store(dummy, std::memory_order_relaxed);  // relaxed: single-threaded setup
+      head_.store(dummy, std::memory_order_relaxed);
       tail_.store(dummy, std::memory_order_relaxed);
     }
   }
@@ -300,15 +345,16 @@ class QueueBase {
       s->stride = static_cast<std::uint32_t>(stride_);
       s->count = count;
       s->version = Slab::kVersion;
-      s->next = root_->slabs[tid].load(std::memory_order_relaxed);  // relaxed: only tid appends
+      auto& head = lines_->line[tid].slabs;
+      s->next = head.load(std::memory_order_relaxed);  // relaxed: only tid appends
       // PERSIST: the zeroed slab (no slot looks linked or indexed) is
       // durable before the root names it.
       persist::pwb(s, bytes);
       persist::psync();
       // CRASH: before this store the slab is an unmarked block: the pool's
       // recovery frees it.
-      root_->slabs[tid].store(s, std::memory_order_relaxed);  // relaxed: read by recovery only
-      persist::pwb(&root_->slabs[tid]);
+      head.store(s, std::memory_order_relaxed);  // relaxed: read by recovery only
+      persist::pwb(&head);
       persist::psync();
       c.slab = s;
       c.used = 0;
@@ -322,7 +368,7 @@ class QueueBase {
   }
 
   void publish_head_index(int tid, std::uint64_t index) {
-    auto& w = root_->threads[tid].head_index;
+    auto& w = lines_->line[tid].head_index;
     // Relaxed: headIndex is read only by recovery (single-threaded); its
     // durability comes from the pwb + psync, not from memory order.
     w.store(index, std::memory_order_relaxed);
@@ -330,12 +376,12 @@ class QueueBase {
     persist::psync();
   }
 
-  // Recovery, step 1: H = max headIndex over every thread slot (the crashed
-  // run may have had more threads than this one).
+  // Recovery, step 1: H = max headIndex over every thread line (the
+  // crashed run may have used more threads than this one).
   std::uint64_t recovered_head_index() const {
     std::uint64_t h = 0;
-    for (int t = 0; t < kMaxThreads; ++t)
-      h = std::max(h, root_->threads[t].head_index.load(std::memory_order_relaxed));
+    for (std::uint64_t t = 0; t < lines_->count; ++t)
+      h = std::max(h, lines_->line[t].head_index.load(std::memory_order_relaxed));
     return h;
   }
 
@@ -379,6 +425,7 @@ class QueueBase {
   std::vector<sync::CachePadded<std::vector<VNode*>>> owned_;  // per tid: every VNode made (for the destructor)
   std::vector<sync::CachePadded<Carve>> carve_;
   Root* root_ = nullptr;
+  sela_petrank::ThreadLines* lines_ = nullptr;
   bool attached_ = false;
   alignas(64) std::atomic<VNode*> head_{nullptr};
   alignas(64) std::atomic<VNode*> tail_{nullptr};
@@ -553,7 +600,7 @@ class OptLinkedQ : public sela_petrank::QueueBase<OptLinkedQ<Faults>, true, Faul
   // (alternating per write of a cell): a torn record has unequal bits.
   void record_last_enqueue(int tid, VNode* n) {
     auto& c = cursor_[static_cast<std::size_t>(tid)].value;
-    sela_petrank::LastEnqueue& cell = this->root_->threads[tid].last[c.cell];
+    sela_petrank::LastEnqueue& cell = this->lines_->line[tid].last[c.cell];
     const std::uint64_t vb = c.valid_bit;
     cell.ptr_word = reinterpret_cast<std::uint64_t>(n->slot) | vb;
     cell.index_word = n->index | (vb << 63);
@@ -580,8 +627,8 @@ class OptLinkedQ : public sela_petrank::QueueBase<OptLinkedQ<Faults>, true, Faul
     });
     // Potential tails, highest index first.
     std::vector<std::pair<std::uint64_t, Node*>> tails;
-    for (int t = 0; t < sela_petrank::kMaxThreads; ++t)
-      for (const auto& r : this->root_->threads[t].last) {
+    for (std::uint64_t t = 0; t < this->lines_->count; ++t)
+      for (const auto& r : this->lines_->line[t].last) {
         Node* node;
         std::uint64_t index;
         if (record_valid(r, &node, &index) && index > h && slots.count(reinterpret_cast<char*>(node)) != 0)
@@ -609,8 +656,8 @@ class OptLinkedQ : public sela_petrank::QueueBase<OptLinkedQ<Faults>, true, Faul
       }
     }
     const std::uint64_t tail_index = nodes.empty() ? h : nodes.back().first;
-    for (int t = 0; t < sela_petrank::kMaxThreads; ++t) {
-      auto& cells = this->root_->threads[t].last;
+    for (int t = 0; t < static_cast<int>(this->lines_->count); ++t) {
+      auto& cells = this->lines_->line[t].last;
       int keep = -1;
       for (int i = 0; i < 2; ++i) {
         Node* node;
