@@ -32,9 +32,11 @@
 // Where the persistent nodes live. The paper scans the allocator's chunks
 // (ssmem) at recovery. Ferrite's heap is shared by every structure of the
 // pool, so each queue keeps its own slabs: heap blocks holding node slots,
-// chained from the root per thread (a thread carves its slots in consecutive
-// addresses, the PBcomb paper's principle 3). Recovery scans those slabs and
-// marks them live — it never frees another structure's blocks.
+// chained from the queue's per-thread lines (a thread carves its slots in
+// consecutive addresses, the PBcomb paper's principle 3). Recovery scans
+// those slabs and marks them live — it never frees another structure's
+// blocks. The root is one word naming the per-thread lines (a block sized
+// for max_threads), published once they are durable.
 //
 // Thread safety: lock-free; enqueue/try_dequeue concurrently for distinct
 // tids in [0, max_threads). Volatile nodes and their slots are reclaimed
@@ -108,8 +110,8 @@ inline constexpr int kMaxThreads = 256;
 // is durable (x86) or not (abstract), and every real backend is x86.
 inline bool lines_persist_in_store_order() { return persist::pfence_is_durable(); }
 
-// A heap block of node slots, chained from the root per thread. Written
-// once (zeroed, header set) and persisted before the root names it.
+// A heap block of node slots, chained from its thread's line. Written
+// once (zeroed, header set) and persisted before the line names it.
 struct Slab {
   static constexpr std::uint32_t kVersion = 1;
   Slab* next;
