@@ -59,5 +59,11 @@ FERRITE_REGISTER_ADAPTER(Linked<spf::kNoFaults>,
                           .description = "Sela-Petrank SPAA'21 OptLinkedQ (durable queue, persisted pred links)"});
 FERRITE_REGISTER_ADAPTER(Linked<spf::kNoSuffixPwb>,
                          broken("optlinkedq", "no-suffix-pwb", "the not-persisted suffix is never written back"));
+FERRITE_REGISTER_ADAPTER(Linked<spf::kNoRecordFence>,
+                         fa::abstract_only(broken("optlinkedq", "no-record-fence",
+                                                  "no pfence between the suffix write-backs and the last-enqueue "
+                                                  "record (caught with 2 threads)"),
+                                           "on x86 the record and the suffix stay pending until the psync and a "
+                                           "line persists whole, so recovery falls back to an older record"));
 FERRITE_REGISTER_ADAPTER(Linked<spf::kNoHeadIndexPwb>,
                          broken("optlinkedq", "no-head-index-pwb", "the dequeuer's headIndex is never written back"));

@@ -115,8 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Competitors, BaselineCrash,
                          ::testing::Values("izraelevitz-ms", "izraelevitz-treiber", "friedman-durable",
                                            "friedman-log", "lock-persist-stack", "lock-persist-queue",
                                            "lock-persist-heap", "lock-persist-float", "fc-inplace-stack",
-                                           "fc-inplace-queue", "fc-inplace-heap", "fc-inplace-float",
-                                           "optunlinkedq", "optlinkedq"),
+                                           "fc-inplace-queue", "fc-inplace-heap", "fc-inplace-float"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (auto& c : n)

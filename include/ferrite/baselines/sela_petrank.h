@@ -568,7 +568,7 @@ class OptLinkedQ : public sela_petrank::QueueBase<OptLinkedQ<Faults>, true, Faul
           this->tail_.compare_exchange_strong(tail, n, std::memory_order_acq_rel);
           write_back_suffix(n);
           // PERSIST: the chain is durable before the record naming it (P4).
-          persist::pfence();
+          if constexpr ((Faults & sela_petrank::internal::kNoRecordFence) == 0) persist::pfence();
           record_last_enqueue(tid, n);
           persist::psync();
           // ORDER: n and its predecessors are durable (inv. 3); release

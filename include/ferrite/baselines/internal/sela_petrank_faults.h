@@ -11,6 +11,7 @@ enum Fault : unsigned {
   kNoNodePwb = 1u << 0,       // OptUnlinkedQ: the linked node is not written back (l. "FLUSH(node)")
   kNoHeadIndexPwb = 1u << 1,  // the dequeuer's headIndex is not written back
   kNoSuffixPwb = 1u << 2,     // OptLinkedQ: the not-persisted suffix is not written back
+  kNoRecordFence = 1u << 3,   // OptLinkedQ: no pfence between the suffix write-backs and the record
 };
 
 }  // namespace ferrite::baselines::sela_petrank::internal
