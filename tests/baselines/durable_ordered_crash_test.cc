@@ -1,0 +1,211 @@
+// Crash campaigns (crash/campaign.h, simulator backend) on Mirror's
+// competitors written on a persistence policy, through
+// adapters/durable_ordered.cc and adapters/durable_sets.cc: the
+// Natarajan–Mittal BST and the Herlihy–Shavit skip list (Izraelevitz
+// transform and NVTraverse, each a set and a map) and the Harris list (a
+// set), under every model each subject claims (tests/common/models.h:
+// abstract and x86 write-back models):
+//   * one thread: every persistence verb is a crash point, 0 violations,
+//     0 inconclusive;
+//   * two and three threads: sampled crash points, 0 violations,
+//     0 inconclusive (CI: a few hundred images per model and thread count;
+//     FERRITE_MIRROR_FULL_CAMPAIGNS=1: >= 10,000 per model, the numbers of
+//     docs/baselines.md);
+//   * crashes during creation and during the recovery that follows (the
+//     BST's recovery writes: it finishes flagged deletes; the skip list's
+//     writes nothing durable);
+//   * each broken variant caught (no-cas-pwb: one thread; recover-no-help:
+//     one thread; no-make-persistent: another thread's CAS read before its
+//     write-back, so 2+ threads, every crash point until the first catch).
+// Every image is recovered in a worker process that never saw the crashed
+// run (docs/crash.md §2).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/models.h"
+#include "common/sanitizer.h"
+#include "common/scale.h"
+#include "common/subjects.h"
+#include "ferrite/crash/campaign.h"
+
+namespace fc = ferrite::crash;
+using ferrite::test::Case;
+using ferrite::test::describe;
+using ferrite::test::scaled;
+using ferrite::test::subject;
+
+namespace {
+
+bool full_campaigns() { return std::getenv("FERRITE_MIRROR_FULL_CAMPAIGNS") != nullptr; }
+
+void print(const char* what, const Case& c, int threads, const std::string& model, const fc::CampaignResult& r) {
+  std::printf("[durable-ordered] %s/%s %d thread(s) [%s] %s: %llu crash points, %llu images built, %llu checked, "
+              "%llu violations, %llu inconclusive, %.1fs\n",
+              c.structure, c.variant, threads, model.c_str(), what, static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.images_built), static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
+              r.seconds);
+}
+
+class OrderedCorrect : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OrderedCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  ASSERT_FALSE(s.expect_violation);
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.threads = 1;
+    cfg.ops = full_campaigns() ? 200 : scaled(40, 12);
+    cfg.images = 3;
+    cfg.seed = 11;
+    cfg.pool_size = 2u << 20;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.violations, 0u) << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << describe(r);  // an inconclusive image is never a pass
+    EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
+    print("every point", GetParam(), 1, model, r);
+  }
+}
+
+TEST_P(OrderedCorrect, SurvivesSampledCrashesOfTwoAndThreeThreadRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  const bool full = full_campaigns();
+  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(300, 40));
+  for (int threads : {2, 3}) {
+    for (const auto& model : ferrite::test::claimed_models(s)) {
+      SCOPED_TRACE("model " + model + ", threads " + std::to_string(threads));
+      fc::CampaignResult sum;
+      for (int round = 0; sum.images_built < want && round < 12; ++round) {
+        fc::CampaignConfig cfg;
+        cfg.threads = threads;
+        cfg.ops = full ? 400 : scaled(120, 30);
+        cfg.crash_points = full ? 520 : scaled(30, 8);
+        cfg.images = full ? 18 : 8;
+        cfg.seed = 7 + 100 * static_cast<std::uint64_t>(round) + static_cast<std::uint64_t>(threads);
+        cfg.pool_size = 2u << 20;
+        cfg.model = model;
+        auto r = fc::run_campaign(s, cfg);
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        ASSERT_EQ(r.violations, 0u) << "seed " << cfg.seed << describe(r);
+        sum.images_built += r.images_built;
+        sum.images_checked += r.images_checked;
+        sum.crash_points += r.crash_points;
+        sum.inconclusive += r.inconclusive;
+        sum.seconds += r.seconds;
+      }
+      EXPECT_GE(sum.images_built, want);
+      EXPECT_EQ(sum.inconclusive, 0u);
+      print("sampled", GetParam(), threads, model, sum);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Competitors, OrderedCorrect,
+                         ::testing::Values(Case{"izraelevitz-bst", "correct"}, Case{"izraelevitz-bstmap", "correct"},
+                                           Case{"nvtraverse-bst", "correct"}, Case{"nvtraverse-bstmap", "correct"},
+                                           Case{"izraelevitz-skiplist", "correct"},
+                                           Case{"izraelevitz-skiplistmap", "correct"},
+                                           Case{"nvtraverse-skiplist", "correct"},
+                                           Case{"nvtraverse-skiplistmap", "correct"},
+                                           Case{"izraelevitz-list", "correct"}, Case{"nvtraverse-list", "correct"}),
+                         ferrite::test::case_name);
+
+// Crashes inside pool and structure creation, and during the recovery that
+// follows (the BST's recovery CASes; the skip list's and the list's trace
+// writes nothing durable). One subject per root type: the maps share their
+// set's create and attach.
+class OrderedRecovery : public ::testing::TestWithParam<Case> {};
+
+TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.ops = 12;
+    cfg.images = 1;
+    cfg.seed = 31;
+    cfg.pool_size = 2u << 20;
+    cfg.model = model;
+    cfg.crash_create = true;
+    cfg.recovery_crash_depth = 1;
+    cfg.recovery_crash_every = 20;
+    auto r = fc::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_GT(r.create_points, 0u);
+    EXPECT_EQ(r.violations, 0u) << describe(r);
+    EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+    std::printf("[durable-ordered] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
+                "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
+                s.structure.c_str(), s.variant.c_str(), model.c_str(),
+                static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
+                static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
+                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Competitors, OrderedRecovery,
+                         ::testing::Values(Case{"nvtraverse-bst", "correct"}, Case{"nvtraverse-skiplist", "correct"}),
+                         ferrite::test::case_name);
+
+// ------------------------------------------------------------ broken variants
+struct BrokenCase {
+  const char* structure;
+  const char* variant;
+  int threads;  // the smallest run that exposes it
+};
+class OrderedBroken : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(OrderedBroken, IsCaughtUnderEveryClaimedModel) {
+  const auto& p = GetParam();
+  const auto& s = subject(p.structure, p.variant);
+  ASSERT_TRUE(s.expect_violation);
+  if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  for (const auto& model : ferrite::test::claimed_models(s)) {
+    SCOPED_TRACE("model " + model);
+    fc::CampaignConfig cfg;
+    cfg.threads = p.threads;
+    cfg.ops = p.threads == 1 ? scaled(100, 60) : 200;
+    cfg.images = 6;
+    cfg.seed = 3;
+    cfg.pool_size = 2u << 20;
+    cfg.model = model;
+    if (p.threads > 1) cfg.crash_points = 1u << 20;  // every verb (the run stops at the first catch)
+    cfg.stop_after_violations = 1;
+    auto r = ferrite::test::catch_with_seeds(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;
+    const auto& v = r.details.front();
+    std::printf("[durable-ordered] %s/%s %d thread(s) [%s] caught (seed %llu, %llu images): %s %s\n  replay: %s\n",
+                p.structure, p.variant, p.threads, model.c_str(), static_cast<unsigned long long>(r.seed),
+                static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
+                v.replay.c_str());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
+                         ::testing::Values(BrokenCase{"izraelevitz-bstmap", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-bstmap", "no-cas-pwb", 1},
+                                           BrokenCase{"izraelevitz-bst", "recover-no-help", 1},
+                                           BrokenCase{"nvtraverse-bst", "recover-no-help", 1},
+                                           BrokenCase{"nvtraverse-bst", "no-make-persistent", 2},
+                                           BrokenCase{"izraelevitz-skiplistmap", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-skiplistmap", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-skiplist", "no-make-persistent", 2},
+                                           BrokenCase{"izraelevitz-list", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-list", "no-cas-pwb", 1},
+                                           BrokenCase{"nvtraverse-list", "no-make-persistent", 2}),
+                         [](const ::testing::TestParamInfo<BrokenCase>& i) {
+                           std::string s = std::string(i.param.structure) + "_" + i.param.variant;
+                           std::replace(s.begin(), s.end(), '-', '_');
+                           return s;
+                         });
+
+}  // namespace
