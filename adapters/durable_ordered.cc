@@ -101,6 +101,9 @@ FERRITE_REGISTER_ADAPTER(BstMap<Nvt<fb::kNoLinkPwb>>, nvt("nvtraverse-bst", "nvt
 FERRITE_REGISTER_ADAPTER(BstSet<Nvt<fi::kNoMakePersistent>>,
                          nvt("nvtraverse-bst", "nvtraverse-bst", "no-make-persistent", true,
                              "seek's end writes back nothing (no ensureReachable, no makePersistent)"));
+FERRITE_REGISTER_ADAPTER(BstMap<Nvt<fi::kNoMakePersistent>>,
+                         nvt("nvtraverse-bst", "nvtraverse-bstmap", "no-make-persistent", true,
+                             "seek's end writes back nothing (no ensureReachable, no makePersistent)"));
 FERRITE_REGISTER_ADAPTER(BstSet<Nvt<fi::kNoRecoveryHelp>>,
                          nvt("nvtraverse-bst", "nvtraverse-bst", "recover-no-help", true,
                              "recovery does not finish the deletes that flagged their leaf before the crash"));
@@ -121,6 +124,9 @@ FERRITE_REGISTER_ADAPTER(SkipMap<Nvt<>>, nvt("nvtraverse-skiplist", "nvtraverse-
                                                "Herlihy-Shavit skip list as a map + NVTraverse PLDI'20"));
 FERRITE_REGISTER_ADAPTER(SkipMap<Nvt<fb::kNoLinkPwb>>, nvt("nvtraverse-skiplist", "nvtraverse-skiplistmap", "no-cas-pwb", true,
                                                              "CASes are not written back (flush after CAS removed)"));
+FERRITE_REGISTER_ADAPTER(SkipMap<Nvt<fi::kNoMakePersistent>>,
+                         nvt("nvtraverse-skiplist", "nvtraverse-skiplistmap", "no-make-persistent", true,
+                             "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));
 FERRITE_REGISTER_ADAPTER(SkipSet<Nvt<fi::kNoMakePersistent>>,
                          nvt("nvtraverse-skiplist", "nvtraverse-skiplist", "no-make-persistent", true,
                              "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));

@@ -98,6 +98,9 @@ FERRITE_REGISTER_ADAPTER(Set<Nvt<>>, nvt("nvtraverse-hashmap", "nvtraverse-hashs
                                          "Harris-list hash set + NVTraverse PLDI'20"));
 FERRITE_REGISTER_ADAPTER(Map<Nvt<fb::kNoLinkPwb>>, nvt("nvtraverse-hashmap", "nvtraverse-hashmap", "no-cas-pwb", true,
                                                        "CASes are not written back (flush after CAS removed)"));
+FERRITE_REGISTER_ADAPTER(Map<Nvt<kNoMakePersistent>>,
+                         nvt("nvtraverse-hashmap", "nvtraverse-hashmap", "no-make-persistent", true,
+                             "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));
 FERRITE_REGISTER_ADAPTER(Set<Nvt<kNoMakePersistent>>,
                          nvt("nvtraverse-hashmap", "nvtraverse-hashset", "no-make-persistent", true,
                              "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "common/models.h"
 #include "common/sanitizer.h"
@@ -41,6 +42,19 @@ using ferrite::test::subject;
 namespace {
 
 bool full_campaigns() { return std::getenv("FERRITE_MIRROR_FULL_CAMPAIGNS") != nullptr; }
+
+// Operations of the single-thread every-crash-point runs. A skip-list
+// operation starts at head's 20 levels: the Izraelevitz transform writes
+// back and fences each of those loads (~66 verbs per operation against ~8
+// for the BST), so its CI run is short; the full runs are in
+// docs/baselines.md.
+std::size_t one_thread_ops(const std::string& structure) {
+  const bool skip = structure.find("skiplist") != std::string::npos;
+  const bool izr = structure.rfind("izraelevitz", 0) == 0;
+  if (full_campaigns()) return skip ? 40 : 120;
+  if (skip) return izr ? scaled(4, 2) : scaled(10, 4);
+  return scaled(30, 10);
+}
 
 void print(const char* what, const Case& c, int threads, const std::string& model, const fc::CampaignResult& r) {
   std::printf("[durable-ordered] %s/%s %d thread(s) [%s] %s: %llu crash points, %llu images built, %llu checked, "
@@ -61,7 +75,7 @@ TEST_P(OrderedCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
     fc::CampaignConfig cfg;
     cfg.model = model;
     cfg.threads = 1;
-    cfg.ops = full_campaigns() ? 200 : scaled(40, 12);
+    cfg.ops = one_thread_ops(s.structure);
     cfg.images = 3;
     cfg.seed = 11;
     cfg.pool_size = 2u << 20;
@@ -78,8 +92,15 @@ TEST_P(OrderedCorrect, SurvivesSampledCrashesOfTwoAndThreeThreadRuns) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject(GetParam().structure, GetParam().variant);
   const bool full = full_campaigns();
-  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(300, 40));
-  for (int threads : {2, 3}) {
+  // CI budget: the sets run their map's code without the value CAS, so in
+  // CI only the maps and the lists run, at 3 threads; the full runs do every
+  // subject at 2 and 3 threads.
+  const std::string& n = s.structure;
+  const bool list = n.size() > 5 && n.compare(n.size() - 5, 5, "-list") == 0;
+  const bool set = n.find("map") == std::string::npos && !list;
+  if (!full && set) GTEST_SKIP() << "a set: its map's campaign covers it in CI (FERRITE_MIRROR_FULL_CAMPAIGNS=1 runs it)";
+  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(250, 40));
+  for (int threads : full ? std::vector<int>{2, 3} : std::vector<int>{3}) {
     for (const auto& model : ferrite::test::claimed_models(s)) {
       SCOPED_TRACE("model " + model + ", threads " + std::to_string(threads));
       fc::CampaignResult sum;
@@ -118,8 +139,8 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedCorrect,
                                            Case{"izraelevitz-list", "correct"}, Case{"nvtraverse-list", "correct"}),
                          ferrite::test::case_name);
 
-// Crashes inside pool and structure creation, and during the recovery that
-// follows (the BST's recovery CASes; the skip list's and the list's trace
+// Crashes during the recovery that follows each crash (and, full runs,
+// inside pool and structure creation) (the BST's recovery CASes; the skip list's and the list's trace
 // writes nothing durable). One subject per root type: the maps share their
 // set's create and attach.
 class OrderedRecovery : public ::testing::TestWithParam<Case> {};
@@ -129,17 +150,22 @@ TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
   for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
-    cfg.ops = 12;
+    cfg.ops = 8;
     cfg.images = 1;
     cfg.seed = 31;
     cfg.pool_size = 2u << 20;
     cfg.model = model;
-    cfg.crash_create = true;
+    // Pool creation's crash points (~400, about 2 minutes here) are the
+    // pool's, the same for every structure, and run by
+    // durable_sets_crash_test.cc; in CI this test crashes the recovery at
+    // every 4th crash point, the full run creation too.
+    cfg.crash_create = full_campaigns();
     cfg.recovery_crash_depth = 1;
-    cfg.recovery_crash_every = 20;
+    cfg.recovery_crash_every = full_campaigns() ? 20 : 4;
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_GT(r.create_points, 0u);
+    if (cfg.crash_create) EXPECT_GT(r.create_points, 0u);
+    EXPECT_GT(r.nested_images, 0u);
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
     std::printf("[durable-ordered] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
@@ -201,7 +227,7 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
                                            BrokenCase{"nvtraverse-skiplist", "no-make-persistent", 2},
                                            BrokenCase{"izraelevitz-list", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-list", "no-cas-pwb", 1},
-                                           BrokenCase{"nvtraverse-list", "no-make-persistent", 2}),
+                                           BrokenCase{"nvtraverse-list", "no-make-persistent", 3}),
                          [](const ::testing::TestParamInfo<BrokenCase>& i) {
                            std::string s = std::string(i.param.structure) + "_" + i.param.variant;
                            std::replace(s.begin(), s.end(), '-', '_');
