@@ -16,8 +16,9 @@
 // not written back), and nvtraverse-hashset / nvtraverse-list
 // no-make-persistent (the traversal's end writes back neither the link into
 // left nor the returned nodes: only another thread's CAS read before its
-// write-back exposes it, so it takes 2+ threads; the map shares the
-// traversal, and its campaigns hit the window too rarely for a test).
+// write-back exposes it, so it takes 2+ threads), and nvtraverse-hashmap
+// no-make-persistent (random schedules hit its window too rarely; a
+// 2-thread PCT-scheduled campaign catches it).
 // Buckets: one per key of the bench's key range (load factor 1, as
 // mirror-hashmap and libcds-michael); 1 in crash campaigns, so threads meet
 // in the same list. Crash workload: 2 keys (with the default 16 keys in 2

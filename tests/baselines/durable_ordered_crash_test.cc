@@ -16,7 +16,9 @@
 //     writes nothing durable);
 //   * each broken variant caught (no-cas-pwb: one thread; recover-no-help:
 //     one thread; no-make-persistent: another thread's CAS read before its
-//     write-back, so 2+ threads, every crash point until the first catch).
+//     write-back, so 2+ threads, every crash point until the first catch;
+//     the hash map's — the Harris list of durable_sets_crash_test.cc, which
+//     random schedules did not catch — under the PCT schedule).
 // Every image is recovered in a worker process that never saw the crashed
 // run (docs/crash.md §2).
 #include <gtest/gtest.h>
@@ -53,7 +55,7 @@ std::size_t one_thread_ops(const std::string& structure) {
   const bool izr = structure.rfind("izraelevitz", 0) == 0;
   if (full_campaigns()) return skip ? 40 : 120;
   if (skip) return izr ? scaled(4, 2) : scaled(10, 4);
-  return scaled(30, 10);
+  return scaled(20, 10);
 }
 
 void print(const char* what, const Case& c, int threads, const std::string& model, const fc::CampaignResult& r) {
@@ -99,7 +101,7 @@ TEST_P(OrderedCorrect, SurvivesSampledCrashesOfTwoAndThreeThreadRuns) {
   const bool list = n.size() > 5 && n.compare(n.size() - 5, 5, "-list") == 0;
   const bool set = n.find("map") == std::string::npos && !list;
   if (!full && set) GTEST_SKIP() << "a set: its map's campaign covers it in CI (FERRITE_MIRROR_FULL_CAMPAIGNS=1 runs it)";
-  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(250, 40));
+  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(150, 40));
   for (int threads : full ? std::vector<int>{2, 3} : std::vector<int>{3}) {
     for (const auto& model : ferrite::test::claimed_models(s)) {
       SCOPED_TRACE("model " + model + ", threads " + std::to_string(threads));
@@ -147,6 +149,11 @@ class OrderedRecovery : public ::testing::TestWithParam<Case> {};
 
 TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
+  // The skip list's recovery issues no persistence verb (nothing to crash
+  // in it): only its creation is crashed, in the full runs.
+  const bool recovery_writes = s.structure.find("bst") != std::string::npos;
+  if (!recovery_writes && !full_campaigns())
+    GTEST_SKIP() << "recovery writes nothing durable; creation is crashed with FERRITE_MIRROR_FULL_CAMPAIGNS=1";
   for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
@@ -158,14 +165,18 @@ TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     // Pool creation's crash points (~400, about 2 minutes here) are the
     // pool's, the same for every structure, and run by
     // durable_sets_crash_test.cc; in CI this test crashes the recovery at
-    // every 4th crash point, the full run creation too.
+    // every 12th crash point, the full run creation too.
     cfg.crash_create = full_campaigns();
     cfg.recovery_crash_depth = 1;
-    cfg.recovery_crash_every = full_campaigns() ? 20 : 4;
+    cfg.recovery_crash_every = full_campaigns() ? 20 : 12;
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
-    if (cfg.crash_create) EXPECT_GT(r.create_points, 0u);
-    EXPECT_GT(r.nested_images, 0u);
+    if (cfg.crash_create) {
+      EXPECT_GT(r.create_points, 0u);
+    }
+    if (recovery_writes) {
+      EXPECT_GT(r.nested_images, 0u);
+    }
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
     std::printf("[durable-ordered] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
@@ -186,13 +197,18 @@ struct BrokenCase {
   const char* structure;
   const char* variant;
   int threads;  // the smallest run that exposes it
+  fc::CampaignConfig::Schedule schedule = fc::CampaignConfig::Schedule::kRandom;
+  bool full_only = false;  // too slow for CI (over its 30 s per test)
 };
+constexpr auto kPct = fc::CampaignConfig::Schedule::kPct;
 class OrderedBroken : public ::testing::TestWithParam<BrokenCase> {};
 
 TEST_P(OrderedBroken, IsCaughtUnderEveryClaimedModel) {
   const auto& p = GetParam();
   const auto& s = subject(p.structure, p.variant);
   ASSERT_TRUE(s.expect_violation);
+  if (p.full_only && !full_campaigns())
+    GTEST_SKIP() << "caught in ~40 s (7,800 / 13,500 images): FERRITE_MIRROR_FULL_CAMPAIGNS=1 runs it";
   if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
@@ -205,6 +221,7 @@ TEST_P(OrderedBroken, IsCaughtUnderEveryClaimedModel) {
     cfg.model = model;
     if (p.threads > 1) cfg.crash_points = 1u << 20;  // every verb (the run stops at the first catch)
     cfg.stop_after_violations = 1;
+    cfg.schedule = p.schedule;
     auto r = ferrite::test::catch_with_seeds(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;
@@ -225,6 +242,9 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
                                            BrokenCase{"izraelevitz-skiplistmap", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-skiplistmap", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-skiplist", "no-make-persistent", 2},
+                                           BrokenCase{"nvtraverse-skiplistmap", "no-make-persistent", 3,
+                                                      fc::CampaignConfig::Schedule::kRandom, true},
+                                           BrokenCase{"nvtraverse-hashmap", "no-make-persistent", 2, kPct},
                                            BrokenCase{"izraelevitz-list", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-list", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-list", "no-make-persistent", 3}),
