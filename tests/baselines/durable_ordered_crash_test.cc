@@ -101,7 +101,7 @@ TEST_P(OrderedCorrect, SurvivesSampledCrashesOfTwoAndThreeThreadRuns) {
   const bool list = n.size() > 5 && n.compare(n.size() - 5, 5, "-list") == 0;
   const bool set = n.find("map") == std::string::npos && !list;
   if (!full && set) GTEST_SKIP() << "a set: its map's campaign covers it in CI (FERRITE_MIRROR_FULL_CAMPAIGNS=1 runs it)";
-  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(150, 40));
+  const auto want = static_cast<std::uint64_t>(full ? 10000 : scaled(100, 40));
   for (int threads : full ? std::vector<int>{2, 3} : std::vector<int>{3}) {
     for (const auto& model : ferrite::test::claimed_models(s)) {
       SCOPED_TRACE("model " + model + ", threads " + std::to_string(threads));
@@ -165,10 +165,10 @@ TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     // Pool creation's crash points (~400, about 2 minutes here) are the
     // pool's, the same for every structure, and run by
     // durable_sets_crash_test.cc; in CI this test crashes the recovery at
-    // every 12th crash point, the full run creation too.
+    // every 24th crash point, the full run creation too.
     cfg.crash_create = full_campaigns();
     cfg.recovery_crash_depth = 1;
-    cfg.recovery_crash_every = full_campaigns() ? 20 : 12;
+    cfg.recovery_crash_every = full_campaigns() ? 20 : 24;
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     if (cfg.crash_create) {

@@ -24,27 +24,27 @@ void hammer(auto& t, int rounds) { ferrite::test::hammer_owned_keys(t, kThreads,
 
 TEST(OrderedCompetitorStress, TransientBstAndSkipListSurviveFourThreads) {
   fb::TransientNmBst bst(kThreads);
-  hammer(bst, scaled(40000, 2000));
+  hammer(bst, scaled(20000, 2000));
   fb::TransientHsSkipList skip(kThreads);
-  hammer(skip, scaled(40000, 2000));
+  hammer(skip, scaled(20000, 2000));
 }
 
 TEST(OrderedCompetitorStress, IzraelevitzBstAndSkipListSurviveFourThreads) {
   ferrite::test::TempPool pool("ordered-stress-izr", std::size_t{32} << 20);
   auto bst = fb::IzraelevitzNmBst<>::create(*pool, "bst", kThreads);
-  hammer(*bst, scaled(8000, 400));
+  hammer(*bst, scaled(4000, 400));
   auto skip = fb::IzraelevitzHsSkipList<>::create(*pool, "skip", kThreads);
-  hammer(*skip, scaled(8000, 400));
+  hammer(*skip, scaled(3000, 300));
 }
 
 TEST(OrderedCompetitorStress, NVTraverseBstSkipListAndListSurviveFourThreads) {
   ferrite::test::TempPool pool("ordered-stress-nvt", std::size_t{32} << 20);
   auto bst = fb::NVTraverseNmBst<>::create(*pool, "bst", kThreads);
-  hammer(*bst, scaled(16000, 800));
+  hammer(*bst, scaled(8000, 800));
   auto skip = fb::NVTraverseHsSkipList<>::create(*pool, "skip", kThreads);
-  hammer(*skip, scaled(16000, 800));
+  hammer(*skip, scaled(8000, 800));
   auto list = fb::NVTraverseHashTable<>::create(*pool, "list", kThreads, 1);
-  hammer(*list, scaled(8000, 400));
+  hammer(*list, scaled(4000, 400));
 }
 
 }  // namespace
