@@ -64,21 +64,12 @@ template <class P>
 using SkipSet = fa::PolicySet<Skip, P, op::Abstract::kSet>;
 template <class P>
 using SkipMap = fa::PolicySet<Skip, P, op::Abstract::kMap>;
-using Trans = fb::durable::Transient;
-template <unsigned F = fb::kNoFaults>
-using Izr = fb::durable::Izraelevitz<F>;
-template <unsigned F = fb::kNoFaults>
-using Nvt = fb::durable::NVTraverse<F>;
+using fa::policy::Izr;
+using fa::policy::izr;
+using fa::policy::Nvt;
+using fa::policy::nvt;
+using fa::policy::Trans;
 namespace fi = fb::internal;
-
-fa::Registration izr(const char* technique, const char* subject, const char* variant, bool broken,
-                     const char* description) {
-  return fa::durable_competitor(technique, subject, "izraelevitz", variant, broken, description);
-}
-fa::Registration nvt(const char* technique, const char* subject, const char* variant, bool broken,
-                     const char* description) {
-  return fa::durable_competitor(technique, subject, "nvtraverse", variant, broken, description);
-}
 
 }  // namespace
 

@@ -61,21 +61,12 @@ template <class P>
 using Set = fa::PolicySet<Harris<false>, P, op::Abstract::kSet>;
 template <class P>
 using List = fa::PolicySet<Harris<true>, P, op::Abstract::kSet>;
-using Trans = fb::durable::Transient;
-template <unsigned F = fb::kNoFaults>
-using Izr = fb::durable::Izraelevitz<F>;
-template <unsigned F = fb::kNoFaults>
-using Nvt = fb::durable::NVTraverse<F>;
+using fa::policy::Izr;
+using fa::policy::izr;
+using fa::policy::Nvt;
+using fa::policy::nvt;
+using fa::policy::Trans;
 constexpr unsigned kNoMakePersistent = fb::internal::kNoMakePersistent;
-
-fa::Registration izr(const char* technique, const char* subject, const char* variant, bool broken,
-                     const char* description) {
-  return fa::durable_competitor(technique, subject, "izraelevitz", variant, broken, description);
-}
-fa::Registration nvt(const char* technique, const char* subject, const char* variant, bool broken,
-                     const char* description) {
-  return fa::durable_competitor(technique, subject, "nvtraverse", variant, broken, description);
-}
 
 }  // namespace
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "ferrite/baselines/durable_policy.h"
 
 namespace ferrite::adapters {
 
@@ -109,5 +110,22 @@ inline Registration transient_original(const char* technique, const char* family
                       .needs_pool = false,
                       .pool_size = 0};
 }
+
+// The policies, short, for the registration lists.
+namespace policy {
+using Trans = baselines::durable::Transient;
+template <unsigned F = baselines::kNoFaults>
+using Izr = baselines::durable::Izraelevitz<F>;
+template <unsigned F = baselines::kNoFaults>
+using Nvt = baselines::durable::NVTraverse<F>;
+inline Registration izr(const char* technique, const char* subject, const char* variant, bool broken,
+                        const char* description) {
+  return durable_competitor(technique, subject, "izraelevitz", variant, broken, description);
+}
+inline Registration nvt(const char* technique, const char* subject, const char* variant, bool broken,
+                        const char* description) {
+  return durable_competitor(technique, subject, "nvtraverse", variant, broken, description);
+}
+}  // namespace policy
 
 }  // namespace ferrite::adapters

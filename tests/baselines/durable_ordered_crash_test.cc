@@ -33,6 +33,7 @@
 #include "common/sanitizer.h"
 #include "common/scale.h"
 #include "common/subjects.h"
+#include "broken_checks.h"
 #include "ferrite/crash/campaign.h"
 
 namespace fc = ferrite::crash;
@@ -193,44 +194,16 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedRecovery,
                          ferrite::test::case_name);
 
 // ------------------------------------------------------------ broken variants
-struct BrokenCase {
-  const char* structure;
-  const char* variant;
-  int threads;  // the smallest run that exposes it
-  fc::CampaignConfig::Schedule schedule = fc::CampaignConfig::Schedule::kRandom;
-  bool full_only = false;  // too slow for CI (over its 30 s per test)
-};
+using ferrite::test::BrokenCase;
 constexpr auto kPct = fc::CampaignConfig::Schedule::kPct;
 class OrderedBroken : public ::testing::TestWithParam<BrokenCase> {};
 
 TEST_P(OrderedBroken, IsCaughtUnderEveryClaimedModel) {
   const auto& p = GetParam();
-  const auto& s = subject(p.structure, p.variant);
-  ASSERT_TRUE(s.expect_violation);
   if (p.full_only && !full_campaigns())
     GTEST_SKIP() << "caught in ~40 s (7,800 / 13,500 images): FERRITE_MIRROR_FULL_CAMPAIGNS=1 runs it";
   if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
-  for (const auto& model : ferrite::test::claimed_models(s)) {
-    SCOPED_TRACE("model " + model);
-    fc::CampaignConfig cfg;
-    cfg.threads = p.threads;
-    cfg.ops = p.threads == 1 ? scaled(100, 60) : 200;
-    cfg.images = 6;
-    cfg.seed = 3;
-    cfg.pool_size = 2u << 20;
-    cfg.model = model;
-    if (p.threads > 1) cfg.crash_points = 1u << 20;  // every verb (the run stops at the first catch)
-    cfg.stop_after_violations = 1;
-    cfg.schedule = p.schedule;
-    auto r = ferrite::test::catch_with_seeds(s, cfg);
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;
-    const auto& v = r.details.front();
-    std::printf("[durable-ordered] %s/%s %d thread(s) [%s] caught (seed %llu, %llu images): %s %s\n  replay: %s\n",
-                p.structure, p.variant, p.threads, model.c_str(), static_cast<unsigned long long>(r.seed),
-                static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
-                v.replay.c_str());
-  }
+  ferrite::test::expect_broken_caught(p, "[durable-ordered]");
 }
 
 INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
@@ -248,10 +221,6 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
                                            BrokenCase{"izraelevitz-list", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-list", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-list", "no-make-persistent", 3}),
-                         [](const ::testing::TestParamInfo<BrokenCase>& i) {
-                           std::string s = std::string(i.param.structure) + "_" + i.param.variant;
-                           std::replace(s.begin(), s.end(), '-', '_');
-                           return s;
-                         });
+                         ferrite::test::broken_case_name);
 
 }  // namespace

@@ -53,6 +53,8 @@
 #include "ferrite/baselines/internal/durable_faults.h"
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
+#include "ferrite/pmem/pool.h"
+#include "ferrite/sync/ebr.h"
 
 namespace ferrite::baselines {
 
@@ -185,6 +187,35 @@ struct NVTraverse {
   static void end_op() {
     persist::psync();  // PERSIST: NVTraverse: fence before returning
   }
+};
+
+// Where a policy's nodes live: the pool heap (durable policies; blocks
+// from the calling thread's arena) or the C++ heap (Transient). retire hands
+// a node to EBR, which frees it once no operation pinned before can hold it.
+template <class P>
+class NodeMemory {
+ public:
+  NodeMemory() = default;  // Transient
+  explicit NodeMemory(pmem::Heap* heap) : heap_(heap) {}
+  void* alloc(std::size_t n, int tid) {
+    if constexpr (P::kDurable) return heap_->alloc(n, tid);
+    else return ::operator new(n);
+  }
+  void free_now(void* p, int tid) {
+    if constexpr (P::kDurable) heap_->free(p, tid);
+    else ::operator delete(p);
+  }
+  // ORDER: call after the CAS that removed p (and its write-back); EBR
+  // frees p only after the caller unpins, after its end_op fence.
+  void retire(sync::Ebr& ebr, void* p, int tid) {
+    if constexpr (P::kDurable) ebr.retire(tid, p, &free_durable, heap_);
+    else ebr.retire(tid, p, &free_dram, nullptr);
+  }
+
+ private:
+  static void free_durable(void* heap, void* p, int tid) { static_cast<pmem::Heap*>(heap)->free(p, tid); }
+  static void free_dram(void*, void* p, int) { ::operator delete(p); }
+  pmem::Heap* heap_ = nullptr;
 };
 
 }  // namespace durable

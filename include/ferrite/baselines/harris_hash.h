@@ -404,7 +404,7 @@ class HarrisHashTable {
  private:
   HarrisHashTable(pmem::Pool& pool, harris::HashRoot* root, int threads)
     requires(P::kDurable)
-      : threads_(threads), ebr_(threads), heap_(&pool.heap()), n_(root->n_buckets), buckets_(root->buckets) {}
+      : threads_(threads), ebr_(threads), mem_(&pool.heap()), n_(root->n_buckets), buckets_(root->buckets) {}
 
   Link& bucket(std::int64_t key) {
     auto x = static_cast<std::uint64_t>(key);
@@ -415,9 +415,7 @@ class HarrisHashTable {
   }
 
   Node* make(int tid, std::int64_t key, std::int64_t value, Node* next) {
-    void* mem;
-    if constexpr (P::kDurable) mem = heap_->alloc(sizeof(Node), tid);
-    else mem = ::operator new(sizeof(Node));
+    void* mem = mem_.alloc(sizeof(Node), tid);
     auto* n = static_cast<Node*>(mem);
     n->key = key;
     new (&n->value) std::atomic<std::int64_t>(value);
@@ -425,16 +423,12 @@ class HarrisHashTable {
     return n;
   }
   void free_now(Node* n, int tid) {
-    if constexpr (P::kDurable) heap_->free(n, tid);
-    else ::operator delete(n);
+    mem_.free_now(n, tid);
   }
-  static void free_durable(void* heap, void* p, int tid) { static_cast<pmem::Heap*>(heap)->free(p, tid); }
-  static void free_dram(void*, void* p, int) { ::operator delete(p); }
   void retire(Node* n, int tid) {
     // ORDER: called after the unlinking CAS (and its write-back); EBR frees
     // n only after this operation unpins, i.e. after its end_op psync.
-    if constexpr (P::kDurable) ebr_.retire(tid, n, &free_durable, heap_);
-    else ebr_.retire(tid, n, &free_dram, nullptr);
+    mem_.retire(ebr_, n, tid);
   }
 
   // Marks n's next (Harris's logical deletion) unless it is marked already.
@@ -513,7 +507,7 @@ class HarrisHashTable {
 
   int threads_;
   sync::Ebr ebr_;
-  pmem::Heap* heap_ = nullptr;
+  durable::NodeMemory<P> mem_;
   std::uint64_t n_;
   std::unique_ptr<Link[]> owned_;  // transient buckets
   Link* buckets_;

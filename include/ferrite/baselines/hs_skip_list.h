@@ -328,7 +328,7 @@ class HsSkipList {
  private:
   HsSkipList(pmem::Pool& pool, int threads)
     requires(P::kDurable)
-      : threads_(threads), ebr_(threads), heap_(&pool.heap()), rng_(static_cast<std::size_t>(threads)) {
+      : threads_(threads), ebr_(threads), mem_(&pool.heap()), rng_(static_cast<std::size_t>(threads)) {
     seed();
   }
 
@@ -350,9 +350,7 @@ class HsSkipList {
   // A fresh node, written back (P::publish) before any CAS links it.
   Node* make(int tid, std::int64_t key, int top, std::int64_t value, const Path* succs) {
     const std::size_t n = Node::bytes(top);
-    void* mem;
-    if constexpr (P::kDurable) mem = heap_->alloc(n, tid);
-    else mem = ::operator new(n);
+    void* mem = mem_.alloc(n, tid);
     auto* node = static_cast<Node*>(mem);
     node->key = key;
     node->top = top;
@@ -365,19 +363,15 @@ class HsSkipList {
   }
   Node* make_head(int tid) { return make(tid, 0, kLevels - 1, 0, nullptr); }
   void free_now(Node* n, int tid) {
-    if constexpr (P::kDurable) heap_->free(n, tid);
-    else ::operator delete(n);
+    mem_.free_now(n, tid);
   }
-  static void free_durable(void* heap, void* p, int tid) { static_cast<pmem::Heap*>(heap)->free(p, tid); }
-  static void free_dram(void*, void* p, int) { ::operator delete(p); }
   // Drops one owner; the last one retires the node (header: reclamation).
   void release(Node* n, int tid) {
     // ORDER: acq_rel: the last owner's retire happens after the other's
     // unlinking steps. EBR frees n only after this operation unpins, after
     // its end_op fence.
     if (n->owners.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if constexpr (P::kDurable) ebr_.retire(tid, n, &free_durable, heap_);
-    else ebr_.retire(tid, n, &free_dram, nullptr);
+    mem_.retire(ebr_, n, tid);
   }
 
   // NVTraverse: ensureReachable(pred) — the level-0 link into it, when find
@@ -536,7 +530,7 @@ class HsSkipList {
 
   int threads_;
   sync::Ebr ebr_;
-  pmem::Heap* heap_ = nullptr;
+  durable::NodeMemory<P> mem_;
   std::vector<Rng> rng_;
   Node* head_ = nullptr;
 };

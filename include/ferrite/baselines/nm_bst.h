@@ -387,7 +387,7 @@ class NmBst {
  private:
   NmBst(pmem::Pool& pool, int threads)
     requires(P::kDurable)
-      : threads_(threads), ebr_(threads), heap_(&pool.heap()) {}
+      : threads_(threads), ebr_(threads), mem_(&pool.heap()) {}
 
   void check(std::int64_t key, int tid) const {
     check_tid(tid, threads_, "NmBst");
@@ -395,9 +395,7 @@ class NmBst {
   }
 
   Node* make(int tid, std::int64_t key, std::int64_t value, const Node* l, const Node* r) {
-    void* mem;
-    if constexpr (P::kDurable) mem = heap_->alloc(sizeof(Node), tid);
-    else mem = ::operator new(sizeof(Node));
+    void* mem = mem_.alloc(sizeof(Node), tid);
     auto* n = static_cast<Node*>(mem);
     n->key = key;
     new (&n->value) std::atomic<std::int64_t>(value);
@@ -407,16 +405,12 @@ class NmBst {
     return n;
   }
   void free_now(Node* n, int tid) {
-    if constexpr (P::kDurable) heap_->free(n, tid);
-    else ::operator delete(n);
+    mem_.free_now(n, tid);
   }
-  static void free_durable(void* heap, void* p, int tid) { static_cast<pmem::Heap*>(heap)->free(p, tid); }
-  static void free_dram(void*, void* p, int) { ::operator delete(p); }
   void retire(Node* n, int tid) {
     // ORDER: called after the removing CAS (and its write-back); EBR frees
     // n only after this operation unpins, after its end_op fence.
-    if constexpr (P::kDurable) ebr_.retire(tid, n, &free_durable, heap_);
-    else ebr_.retire(tid, n, &free_dram, nullptr);
+    mem_.retire(ebr_, n, tid);
   }
 
   // NM's initial tree: R(inf2) over S(inf1) and leaf inf2; S over leaves
@@ -599,7 +593,7 @@ class NmBst {
 
   int threads_;
   sync::Ebr ebr_;
-  pmem::Heap* heap_ = nullptr;
+  durable::NodeMemory<P> mem_;
   Node* root_ = nullptr;  // R
 };
 
