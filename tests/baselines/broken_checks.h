@@ -1,4 +1,5 @@
-// tests/baselines/broken_checks.h — the broken-variant check shared by the
+// tests/baselines/broken_checks.h — the broken-variant check (and the
+// recovery-campaign report line) shared by the
 // set/map competitors' crash tests (durable_sets_crash_test.cc,
 // durable_ordered_crash_test.cc): under every model the variant claims, a
 // campaign (1 thread: 100 ops; more: every crash point of 200 ops, more
@@ -52,6 +53,17 @@ inline void expect_broken_caught(const BrokenCase& p, const char* tag) {
                 static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
                 v.replay.c_str());
   }
+}
+
+// The line a crash-create / crashed-recovery campaign prints.
+inline void print_recovery_campaign(const char* tag, const crash::SubjectInfo& s, const std::string& model,
+                                    const crash::CampaignResult& r) {
+  std::printf("%s %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
+              "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
+              tag, s.structure.c_str(), s.variant.c_str(), model.c_str(),
+              static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
+              static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
+              static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
 }
 
 inline std::string broken_case_name(const ::testing::TestParamInfo<BrokenCase>& i) {

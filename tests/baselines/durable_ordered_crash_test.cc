@@ -187,12 +187,7 @@ TEST_P(OrderedRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     }
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
-    std::printf("[durable-ordered] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
-                "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
-                s.structure.c_str(), s.variant.c_str(), model.c_str(),
-                static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
-                static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
-                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
+    ferrite::test::print_recovery_campaign("[durable-ordered]", s, model, r);
   }
 }
 

@@ -132,12 +132,7 @@ TEST(DurableSetRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     EXPECT_GT(r.create_points, 0u);
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
-    std::printf("[durable-sets] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
-                "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
-                s.structure.c_str(), s.variant.c_str(), model.c_str(),
-                static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
-                static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
-                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
+    ferrite::test::print_recovery_campaign("[durable-sets]", s, model, r);
   }
 }
 
