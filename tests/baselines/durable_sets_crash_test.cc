@@ -25,6 +25,7 @@
 #include "common/sanitizer.h"
 #include "common/scale.h"
 #include "common/subjects.h"
+#include "broken_checks.h"
 #include "ferrite/crash/campaign.h"
 
 namespace fc = ferrite::crash;
@@ -131,58 +132,23 @@ TEST(DurableSetRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     EXPECT_GT(r.create_points, 0u);
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
-    std::printf("[durable-sets] %s/%s crash-create + recovery crashes [%s]: %llu create points, %llu crash "
-                "points, %llu images, %llu nested images, %llu violations, %llu inconclusive\n",
-                s.structure.c_str(), s.variant.c_str(), model.c_str(),
-                static_cast<unsigned long long>(r.create_points), static_cast<unsigned long long>(r.crash_points),
-                static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.nested_images),
-                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive));
+    ferrite::test::print_recovery_campaign("[durable-sets]", s, model, r);
   }
 }
 
 // ------------------------------------------------------------ broken variants
-struct BrokenCase {
-  const char* structure;
-  const char* variant;
-  int threads;  // the smallest run that exposes it
-};
+using ferrite::test::BrokenCase;
 class DurableSetBroken : public ::testing::TestWithParam<BrokenCase> {};
 
 TEST_P(DurableSetBroken, IsCaughtUnderEveryClaimedModel) {
-  const auto& p = GetParam();
-  const auto& s = subject(p.structure, p.variant);
-  ASSERT_TRUE(s.expect_violation);
-  if (p.threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
-  for (const auto& model : ferrite::test::claimed_models(s)) {
-    SCOPED_TRACE("model " + model);
-    fc::CampaignConfig cfg;
-    cfg.threads = p.threads;
-    cfg.ops = p.threads == 1 ? scaled(100, 60) : 200;
-    cfg.images = 6;
-    cfg.seed = 3;
-    cfg.pool_size = 2u << 20;
-    cfg.model = model;
-    if (p.threads > 1) cfg.crash_points = 1u << 20;  // every verb (the run stops at the first catch)
-    cfg.stop_after_violations = 1;
-    auto r = ferrite::test::catch_with_seeds(s, cfg);
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;
-    const auto& v = r.details.front();
-    std::printf("[durable-sets] %s/%s %d thread(s) [%s] caught (seed %llu, %llu images): %s %s\n  replay: %s\n",
-                p.structure, p.variant, p.threads, model.c_str(), static_cast<unsigned long long>(r.seed),
-                static_cast<unsigned long long>(r.images_checked), v.property.c_str(), v.reason.c_str(),
-                v.replay.c_str());
-  }
+  if (GetParam().threads > 1) FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  ferrite::test::expect_broken_caught(GetParam(), "[durable-sets]");
 }
 
 INSTANTIATE_TEST_SUITE_P(HarrisHash, DurableSetBroken,
                          ::testing::Values(BrokenCase{"izraelevitz-hashmap", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-hashmap", "no-cas-pwb", 1},
                                            BrokenCase{"nvtraverse-hashset", "no-make-persistent", 3}),
-                         [](const ::testing::TestParamInfo<BrokenCase>& i) {
-                           std::string s = std::string(i.param.structure) + "_" + i.param.variant;
-                           std::replace(s.begin(), s.end(), '-', '_');
-                           return s;
-                         });
+                         ferrite::test::broken_case_name);
 
 }  // namespace

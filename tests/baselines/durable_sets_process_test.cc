@@ -1,7 +1,10 @@
 // Real-process crash test of the durable Harris-list hash tables
-// (include/ferrite/baselines/harris_hash.h): a map survives repeated SIGKILLs.
+// (include/ferrite/baselines/harris_hash.h), the Natarajan–Mittal BST
+// (nm_bst.h) and the skip list (hs_skip_list.h): a map survives repeated
+// SIGKILLs.
 //
-// A pool on /dev/shm holds an izraelevitz-hashmap or an nvtraverse-hashmap.
+// A pool on /dev/shm holds an izraelevitz-hashmap or an nvtraverse-hashmap
+// (or one of the BSTs / the NVTraverse skip list).
 // A forked child opens the pool (Pool::recover traces the table from its
 // root), attaches, and runs a deterministic stream of operations from index
 // n: op i is erase(key) when i % 5 == 4, else put(key, i), with key =
@@ -34,6 +37,8 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 #include "ferrite/baselines/harris_hash.h"
+#include "ferrite/baselines/hs_skip_list.h"
+#include "ferrite/baselines/nm_bst.h"
 
 namespace fb = ferrite::baselines;
 using ferrite::pmem::Pool;
@@ -69,12 +74,13 @@ template <class T>
   }
 }
 
-template <class T>
-void survives_repeated_kills(const char* tag) {
+// `create(pool)` makes the structure under root "m".
+template <class T, class Create>
+void survives_repeated_kills(const char* tag, Create&& create) {
   ferrite::test::TempPath path(tag);
   {
     auto pool = Pool::create(path.path, std::size_t{16} << 20);
-    T::create(*pool, "m", 1, 8);  // 8 buckets: lists of ~12 nodes
+    create(*pool);
   }
   std::mt19937_64 rng(7);
   std::uint64_t n = 0;  // operations known to have taken effect
@@ -131,11 +137,24 @@ void survives_repeated_kills(const char* tag) {
               rounds, static_cast<unsigned long long>(n), ambiguous_took_effect);
 }
 
-TEST(DurableSetProcess, AnIzraelevitzHashMapSurvivesRepeatedSigkill) {
-  survives_repeated_kills<fb::IzraelevitzHashTable<>>("kill-izr");
+// 8 buckets: lists of ~12 nodes.
+template <class T>
+void hash_kills(const char* tag) {
+  survives_repeated_kills<T>(tag, [](Pool& pool) { T::create(pool, "m", 1, 8); });
 }
-TEST(DurableSetProcess, AnNVTraverseHashMapSurvivesRepeatedSigkill) {
-  survives_repeated_kills<fb::NVTraverseHashTable<>>("kill-nvt");
+template <class T>
+void ordered_kills(const char* tag) {
+  survives_repeated_kills<T>(tag, [](Pool& pool) { T::create(pool, "m", 1); });
+}
+
+TEST(DurableSetProcess, AnIzraelevitzHashMapSurvivesRepeatedSigkill) { hash_kills<fb::IzraelevitzHashTable<>>("kill-izr"); }
+TEST(DurableSetProcess, AnNVTraverseHashMapSurvivesRepeatedSigkill) { hash_kills<fb::NVTraverseHashTable<>>("kill-nvt"); }
+// The BST's recovery finishes flagged deletes: a kill between a delete's
+// flag and its cleanup is decided at attach.
+TEST(DurableSetProcess, AnNVTraverseBstSurvivesRepeatedSigkill) { ordered_kills<fb::NVTraverseNmBst<>>("kill-nvt-bst"); }
+TEST(DurableSetProcess, AnIzraelevitzBstSurvivesRepeatedSigkill) { ordered_kills<fb::IzraelevitzNmBst<>>("kill-izr-bst"); }
+TEST(DurableSetProcess, AnNVTraverseSkipListSurvivesRepeatedSigkill) {
+  ordered_kills<fb::NVTraverseHsSkipList<>>("kill-nvt-skip");
 }
 
 }  // namespace

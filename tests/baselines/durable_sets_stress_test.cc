@@ -14,6 +14,7 @@
 
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "set_checks.h"
 #include "ferrite/baselines/harris_hash.h"
 
 namespace fb = ferrite::baselines;
@@ -23,24 +24,7 @@ namespace {
 
 constexpr int kThreads = 4;
 
-template <class T>
-void hammer(T& t, int rounds) {
-  std::vector<std::thread> ts;
-  for (int tid = 0; tid < kThreads; ++tid)
-    ts.emplace_back([&, tid] {
-      for (int i = 0; i < rounds; ++i) {
-        const std::int64_t k = static_cast<std::int64_t>(i % 32) * kThreads + tid + 1;
-        ASSERT_FALSE(t.put(k, i + 1, tid).has_value());
-        ASSERT_EQ(t.get(k, tid), std::optional<std::int64_t>(i + 1));
-        ASSERT_EQ(t.put(k, -k, tid), std::optional<std::int64_t>(i + 1));
-        (void)t.get(k + 1, tid);  // another thread's key
-        ASSERT_EQ(t.erase(k, tid), std::optional<std::int64_t>(-k));
-        ASSERT_FALSE(t.erase(k + 2 * kThreads, tid).has_value());  // own key of a later round: absent
-      }
-    });
-  for (auto& th : ts) th.join();
-  EXPECT_TRUE(t.items(true).empty());
-}
+void hammer(auto& t, int rounds) { ferrite::test::hammer_owned_keys(t, kThreads, rounds); }
 
 TEST(HarrisHashStress, TransientTableSurvivesFourThreadsOnSharedLists) {
   fb::TransientHarrisHashTable t(kThreads, 2);

@@ -1,6 +1,8 @@
 // ferrite/baselines/harris_hash.h — Harris's lock-free linked list and a
 // hash table of such lists (a set and a map), written once and templated on
-// a persistence policy. Three policies make three competitors:
+// a persistence policy (durable_policy.h). Three policies make three
+// competitors of each (the list alone — one bucket — is the bench's
+// harris-list / izraelevitz-list / nvtraverse-list):
 //
 //   harris::Transient      DRAM, no persistence: the original algorithm
 //                          (bench technique harris-hashmap, origin transient);
@@ -12,7 +14,8 @@
 //                          returns are written back (ensureReachable,
 //                          makePersistent), then the critical phase writes
 //                          back every shared read and every CAS
-//                          (nvtraverse-hashmap).
+//                          (nvtraverse-hashmap). The traversal's end is
+//                          HarrisHashTable::traversal_done.
 //
 // Sources.
 //   * T. L. Harris, "A Pragmatic Implementation of Non-Blocking
@@ -58,7 +61,7 @@
 //
 // Persistence invariants (both durable policies).
 //   * A node (key, value, next) is written back before the CAS that links
-//     it (publish_node; the transform's rule for a fresh node's
+//     it (P::publish; the transform's rule for a fresh node's
 //     initializing stores, and NVTraverse's "flush after write" before the
 //     CAS's fence).
 //   * Every successful CAS of a completed operation is durable before the
@@ -107,6 +110,7 @@
 #include <utility>
 #include <vector>
 
+#include "ferrite/baselines/durable_policy.h"
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
@@ -139,130 +143,13 @@ inline bool marked(Node* p) { return (reinterpret_cast<std::uintptr_t>(p) & 1u) 
 inline Node* mark(Node* p) { return reinterpret_cast<Node*>(reinterpret_cast<std::uintptr_t>(p) | 1u); }
 inline Node* unmark(Node* p) { return reinterpret_cast<Node*>(reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{1}); }
 
-// Broken variants (the crash tests must catch each). kNoLinkPwb
-// (persistent_common.h): CASes are not written back.
-inline constexpr unsigned kNoMakePersistent = 1u << 8;  // NVTraverse: the traversal's nodes not written back
-
-// ---------------------------------------------------------------- policies
-// A policy says what follows each kind of shared access:
-//   traverse_read   a load in the traversal (Harris's search, phase 1)
-//   read            a load in the critical phase (everything else)
-//   cas             a CAS on a shared location
-//   publish_node    a fresh node's initializing stores, before its CAS
-//   traversal_done  the end of the traversal: (link into left's node, left,
-//                   left's value read in the traversal, right)
-//   end_op          before the operation returns (still pinned)
-
-struct Transient {
-  static constexpr bool kDurable = false;
-  template <class T>
-  static T traverse_read(const std::atomic<T>& a) {
-    return a.load(std::memory_order_acquire);  // ORDER: acquire — node contents (Harris)
-  }
-  template <class T>
-  static T read(const std::atomic<T>& a) {
-    return a.load(std::memory_order_acquire);
-  }
-  template <class T>
-  static bool cas(std::atomic<T>& a, T& expected, T desired) {
-    // ORDER: acq_rel publishes a new node; acquire reads the value on failure.
-    return a.compare_exchange_strong(expected, desired, std::memory_order_acq_rel, std::memory_order_acquire);
-  }
-  static void publish_node(const Node*) {}
-  static void traversal_done(const Link*, const Link*, Node*, Node*) {}
-  static void end_op() {}
-};
-
+// The persistence policies (durable_policy.h): one per competitor.
+using Transient = durable::Transient;
 template <unsigned Faults = kNoFaults>
-struct Izraelevitz {
-  static constexpr bool kDurable = true;
-  template <class T>
-  static T read(const std::atomic<T>& a) {
-    const T v = a.load(std::memory_order_acquire);  // ORDER: acquire, as Transient
-    // PERSIST: IMS'16 §5: a load is followed by a flush of the location and
-    // a fence, so the value read is durable before it influences anything.
-    persist::pwb(&a);
-    persist::psync();
-    return v;
-  }
-  template <class T>
-  static T traverse_read(const std::atomic<T>& a) {
-    return read(a);  // the transform knows no traversal: every load is flushed
-  }
-  template <class T>
-  static bool cas(std::atomic<T>& a, T& expected, T desired) {
-    const bool ok = a.compare_exchange_strong(expected, desired, std::memory_order_acq_rel, std::memory_order_acquire);
-    // PERSIST: IMS'16 §5: a CAS (successful or not: it is also a load) is
-    // followed by a flush of the location and a fence.
-    if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&a);
-    persist::psync();
-    return ok;
-  }
-  static void publish_node(const Node* n) {
-    // PERSIST: the fresh node's initializing stores, durable before the CAS
-    // that publishes it (one line).
-    persist::pwb(n, sizeof(Node));
-    persist::psync();
-  }
-  static void traversal_done(const Link*, const Link*, Node*, Node*) {}  // every load was flushed
-  static void end_op() {
-    persist::psync();  // PERSIST: durable before the response (redundant after the rule)
-  }
-};
-
+using Izraelevitz = durable::Izraelevitz<Faults>;
 template <unsigned Faults = kNoFaults>
-struct NVTraverse {
-  static constexpr bool kDurable = true;
-  template <class T>
-  static T traverse_read(const std::atomic<T>& a) {
-    // PERSIST: none — NVTraverse: the traversal phase flushes nothing.
-    return a.load(std::memory_order_acquire);  // ORDER: acquire, as Transient
-  }
-  template <class T>
-  static T read(const std::atomic<T>& a) {
-    const T v = a.load(std::memory_order_acquire);
-    // PERSIST: NVTraverse, critical phase: flush after every read; the
-    // fence is the one before the next CAS or before returning.
-    persist::pwb(&a);
-    return v;
-  }
-  template <class T>
-  static bool cas(std::atomic<T>& a, T& expected, T desired) {
-    // PERSIST: NVTraverse: fence before every CAS — what this operation
-    // read (and the new node) is durable before its CAS can be seen.
-    persist::psync();
-    const bool ok = a.compare_exchange_strong(expected, desired, std::memory_order_acq_rel, std::memory_order_acquire);
-    // PERSIST: NVTraverse: flush after every CAS (a failed CAS read the
-    // location: flushed too).
-    if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&a);
-    return ok;
-  }
-  static void publish_node(const Node* n) {
-    // PERSIST: flush after the node's writes; the fence before the CAS
-    // that links it orders them.
-    persist::pwb(n, sizeof(Node));
-  }
-  static void traversal_done(const Link* into_left, const Link* left, Node* left_next, Node* right) {
-    if constexpr ((Faults & kNoMakePersistent) == 0) {
-      // PERSIST: NVTraverse ensureReachable(left): the link through which
-      // the traversal reached left's node (null when left is the bucket).
-      if (into_left != nullptr) persist::pwb(into_left);
-      // PERSIST: makePersistent(left, marked nodes..., right): every node the
-      // traversal returns. The marked nodes' next pointers are immutable, so
-      // walking them here reads what the traversal read; we are pinned, so
-      // none is freed.
-      persist::pwb(left);
-      for (Node* n = unmark(left_next); n != nullptr && n != right; n = unmark(n->next.load(std::memory_order_acquire)))
-        persist::pwb(n, sizeof(Node));
-      if (right != nullptr) persist::pwb(right, sizeof(Node));
-    }
-    // PERSIST: the fence that ends makePersistent.
-    persist::psync();
-  }
-  static void end_op() {
-    persist::psync();  // PERSIST: NVTraverse: fence before returning
-  }
-};
+using NVTraverse = durable::NVTraverse<Faults>;
+using internal::kNoMakePersistent;
 
 // ------------------------------------------------------------ the root
 // The durable root of a table (both durable policies): the bucket array (in
@@ -351,7 +238,7 @@ class HarrisHashTable {
       }
       if (node == nullptr) node = make(tid, key, 0, right);
       else node->next.store(right, std::memory_order_relaxed);  // relaxed: private until the CAS (release)
-      P::publish_node(node);
+      P::publish(node, sizeof(Node));
       Node* e = right;
       // CRASH: once this CAS is durable (its pwb + the next fence) the key is present.
       if (P::cas(*left, e, node)) {
@@ -431,7 +318,7 @@ class HarrisHashTable {
       }
       if (node == nullptr) node = make(tid, key, value, right);
       else node->next.store(right, std::memory_order_relaxed);  // relaxed: private until the CAS (release)
-      P::publish_node(node);
+      P::publish(node, sizeof(Node));
       Node* e = right;
       if (P::cas(*left, e, node)) break;
     }
@@ -517,7 +404,7 @@ class HarrisHashTable {
  private:
   HarrisHashTable(pmem::Pool& pool, harris::HashRoot* root, int threads)
     requires(P::kDurable)
-      : threads_(threads), ebr_(threads), heap_(&pool.heap()), n_(root->n_buckets), buckets_(root->buckets) {}
+      : threads_(threads), ebr_(threads), mem_(&pool.heap()), n_(root->n_buckets), buckets_(root->buckets) {}
 
   Link& bucket(std::int64_t key) {
     auto x = static_cast<std::uint64_t>(key);
@@ -528,9 +415,7 @@ class HarrisHashTable {
   }
 
   Node* make(int tid, std::int64_t key, std::int64_t value, Node* next) {
-    void* mem;
-    if constexpr (P::kDurable) mem = heap_->alloc(sizeof(Node), tid);
-    else mem = ::operator new(sizeof(Node));
+    void* mem = mem_.alloc(sizeof(Node), tid);
     auto* n = static_cast<Node*>(mem);
     n->key = key;
     new (&n->value) std::atomic<std::int64_t>(value);
@@ -538,16 +423,12 @@ class HarrisHashTable {
     return n;
   }
   void free_now(Node* n, int tid) {
-    if constexpr (P::kDurable) heap_->free(n, tid);
-    else ::operator delete(n);
+    mem_.free_now(n, tid);
   }
-  static void free_durable(void* heap, void* p, int tid) { static_cast<pmem::Heap*>(heap)->free(p, tid); }
-  static void free_dram(void*, void* p, int) { ::operator delete(p); }
   void retire(Node* n, int tid) {
     // ORDER: called after the unlinking CAS (and its write-back); EBR frees
     // n only after this operation unpins, i.e. after its end_op psync.
-    if constexpr (P::kDurable) ebr_.retire(tid, n, &free_durable, heap_);
-    else ebr_.retire(tid, n, &free_dram, nullptr);
+    mem_.retire(ebr_, n, tid);
   }
 
   // Marks n's next (Harris's logical deletion) unless it is marked already.
@@ -556,6 +437,23 @@ class HarrisHashTable {
     while (!harris::marked(nx)) {
       if (P::cas(n->next, nx, harris::mark(nx))) return;
     }
+  }
+
+  // NVTraverse's end of the traversal (the other policies' make_persistent
+  // is a no-op): ensureReachable(left) — the link through which the
+  // traversal reached left's node (none when left is the bucket) — then
+  // makePersistent(left, the marked nodes between, right), then the fence.
+  // The marked nodes' next pointers are immutable, so walking them again
+  // reads what the traversal read; we are pinned, so none is freed.
+  static void traversal_done(const Link* into_left, const Link* left, Node* left_next, Node* right) {
+    if constexpr (!P::kMakesPersistent) return;
+    if (into_left != nullptr) P::make_persistent(into_left, sizeof(Link));
+    P::make_persistent(left, sizeof(Link));
+    for (Node* n = harris::unmark(left_next); n != nullptr && n != right;
+         n = harris::unmark(n->next.load(std::memory_order_acquire)))  // ORDER: acquire: immutable (marked)
+      P::make_persistent(n, sizeof(Node));
+    if (right != nullptr) P::make_persistent(right, sizeof(Node));
+    P::traversal_done();
   }
 
   // Harris's search (DISC'01): right = the first unmarked node with
@@ -585,7 +483,7 @@ class HarrisHashTable {
       } while (harris::marked(t_next) || t->key < key);
       Node* right = t;
       // NVTraverse: ensureReachable(left); makePersistent(left..right).
-      P::traversal_done(into_left, left, left_next, right);
+      traversal_done(into_left, left, left_next, right);
       // 2: check nodes are adjacent
       if (left_next == right) {
         if (right != nullptr && harris::marked(P::read(right->next))) continue;
@@ -609,7 +507,7 @@ class HarrisHashTable {
 
   int threads_;
   sync::Ebr ebr_;
-  pmem::Heap* heap_ = nullptr;
+  durable::NodeMemory<P> mem_;
   std::uint64_t n_;
   std::unique_ptr<Link[]> owned_;  // transient buckets
   Link* buckets_;
