@@ -86,7 +86,8 @@
 //   1. collect the live entries of every thread; group them by region;
 //   2. kept := complete regions; drop from kept, to a fixpoint, every region
 //      that depends on a live region not kept (a dependency whose release
-//      entry is no longer live was pruned: kept);
+//      entry is no longer live was pruned: kept) and every region that
+//      follows a region not kept of its own thread (program order);
 //   3. roll back every store entry of every region not kept, in decreasing
 //      clock order (reverse creation order); psync;
 //   4. invalidate those entries, newest first, each durable before the next
@@ -311,6 +312,19 @@ inline RecoveryStats recover_area(LogArea* area) {
     changed = false;
     for (auto& r : regions) {
       if (!r.kept) continue;
+      // Program order is happens-before too: a live region after an undone
+      // one of the same thread is undone (it may have read what the undone
+      // one read or wrote under a lock it re-acquired from itself, an edge
+      // the history does not log). Pruning keeps a thread's regions in
+      // order (prune_ready), so every later region of an undone one is live.
+      bool after_undone = false;
+      for (const auto& o : regions)
+        if (o.tid == r.tid && o.start < r.start && !o.kept) after_undone = true;
+      if (after_undone) {
+        r.kept = false;
+        changed = true;
+        continue;
+      }
       for (const auto& d : r.deps) {
         Region* dr = dep_region(d);
         if (dr != nullptr && dr != &r && !dr->kept) {

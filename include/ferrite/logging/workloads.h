@@ -32,6 +32,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <stdexcept>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -44,11 +46,23 @@
 
 namespace ferrite::logging {
 
-// One operation = one failure-atomic region in the logger's language.
+// One operation = one failure-atomic region in the logger's language,
+// holding one lock or several (acquired in the order given, which the
+// caller keeps global to avoid deadlock; released in reverse). Under ATLAS
+// the first acquire begins the outermost section and the last release ends
+// it; under SFR each acquire / release ends the current SFR, so the stores
+// made while every lock is held form one SFR.
 class Region {
  public:
-  Region(Logger& lg, int tid, Lock& l) : lg_(lg), tid_(tid), l_(l) {
-    lg_.acquire(tid_, l_);
+  static constexpr int kMaxLocks = 8;
+  Region(Logger& lg, int tid, Lock& l) : Region(lg, tid, {&l}) {}
+  Region(Logger& lg, int tid, std::initializer_list<Lock*> locks) : lg_(lg), tid_(tid) {
+    for (Lock* l : locks) {
+      if (l == nullptr) continue;  // a lock named twice is passed once and then null
+      if (n_ == kMaxLocks) throw std::length_error("logging::Region: more than 8 locks");
+      locks_[n_++] = l;
+    }
+    for (int i = 0; i < n_; ++i) lg_.acquire(tid_, *locks_[i]);
     if (lg_.language() == Language::kTxn) lg_.txn_begin(tid_);
   }
   // Ends the region explicitly (txn_end may throw; a destructor must not).
@@ -56,7 +70,7 @@ class Region {
     if (done_) return;
     done_ = true;
     if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
-    lg_.release(tid_, l_);
+    for (int i = n_ - 1; i >= 0; --i) lg_.release(tid_, *locks_[i]);
   }
   // On an exception (an allocation failed before any store) the region
   // ends here; an exception from ending it is dropped (a full log: the
@@ -73,7 +87,8 @@ class Region {
  private:
   Logger& lg_;
   int tid_;
-  Lock& l_;
+  Lock* locks_[kMaxLocks] = {};
+  int n_ = 0;
   bool done_ = false;
 };
 
