@@ -87,3 +87,73 @@ TEST(RegionChecker, RunsOutOfBudgetAsInconclusiveNeverAsAPass) {
   const auto r = fc::check_failure_atomicity(in, swap_spec(), opt);
   EXPECT_EQ(r.verdict, fc::CheckResult::Verdict::kInconclusive) << r.reason;
 }
+
+namespace {
+
+// The HOPS+ paper's Figure 1 as regions: state {DATA, FLAG};
+// produce(v) = DATA := v; consume = FLAG := DATA.
+constexpr std::int32_t kProduce = 102, kConsume = 103;
+
+fc::RegionSpec handoff_spec() {
+  fc::RegionSpec s;
+  s.name = "atlas-handoff";
+  s.undo_dependents = true;
+  s.apply = [](std::vector<std::int64_t>& st, const fc::Op& o) {
+    if (o.kind == kProduce) {
+      st[0] = o.arg;
+      return fc::Response::ack();
+    }
+    st[1] = st[0];
+    return fc::Response::of(st[0]);
+  };
+  return s;
+}
+
+fc::HistoryOp region(int tid, std::int32_t kind, std::int64_t arg, std::uint64_t inv, std::uint64_t resp,
+                     fc::Response r = fc::Response::ack()) {
+  fc::HistoryOp h;
+  h.tid = tid;
+  h.op = {kind, arg, 0};
+  h.invoke = inv;
+  h.respond = resp;
+  h.response = r;
+  return h;
+}
+
+fc::CheckResult check_handoff(std::vector<fc::HistoryOp> ops, std::vector<std::int64_t> observed,
+                              bool undo_dependents = true) {
+  fc::CheckInput in;
+  in.initial = {0, 0};
+  in.ops = std::move(ops);
+  in.observed = std::move(observed);
+  auto spec = handoff_spec();
+  spec.undo_dependents = undo_dependents;
+  return fc::check_failure_atomicity(in, spec);
+}
+
+}  // namespace
+
+TEST(RegionChecker, UndoesACompletedSectionWithTheIncompleteOneItReadFromUnderAtlas) {
+  // Thread 0's produce(1) is in flight (it released A early); thread 1's
+  // consume read DATA = 1 and completed, then thread 1 consumed again.
+  const std::vector<fc::HistoryOp> h = {region(0, kProduce, 1, 1, fc::kPendingStamp),
+                                        region(1, kConsume, 0, 2, 3, fc::Response::of(1)),
+                                        region(1, kConsume, 0, 4, 5, fc::Response::of(1))};
+  EXPECT_TRUE(check_handoff(h, {0, 0}).ok());  // ATLAS: both consumes undone with the produce
+  EXPECT_TRUE(check_handoff(h, {1, 1}).ok());  // or everything kept
+  // The paper's inconsistent state {FLAG=1, DATA=0}: no prefix reaches it.
+  const auto r = check_handoff(h, {0, 1});
+  EXPECT_TRUE(r.violation()) << r.reason;
+  // Without ATLAS's undo of dependents, a completed consume is never lost.
+  EXPECT_TRUE(check_handoff(h, {0, 0}, false).violation());
+}
+
+TEST(RegionChecker, NeverUndoesACompletedSectionThatNothingUndoneCouldHaveHandedALock) {
+  // The produce completed before the consume was invoked, and nothing is in
+  // flight: the consume must survive.
+  const std::vector<fc::HistoryOp> h = {region(0, kProduce, 1, 1, 2),
+                                        region(1, kConsume, 0, 3, 4, fc::Response::of(1))};
+  EXPECT_TRUE(check_handoff(h, {1, 1}).ok());
+  EXPECT_TRUE(check_handoff(h, {1, 0}).violation());
+  EXPECT_TRUE(check_handoff(h, {0, 0}).violation());
+}

@@ -72,8 +72,10 @@ class LoggedArraySwap {
   std::uint64_t size() const { return root_->n; }
 
   // Exchanges elements i and j (indices modulo size()): one region, two
-  // logged stores.
-  void swap(int tid, std::uint64_t i, std::uint64_t j) {
+  // logged stores. Returns the element that was at i (what a caller that
+  // moves elements around needs; it also pins the order of conflicting
+  // swaps in a history).
+  std::int64_t swap(int tid, std::uint64_t i, std::uint64_t j) {
     i %= root_->n;
     j %= root_->n;
     Lock* a = &locks_[std::min(i, j) % kLocks];
@@ -88,6 +90,7 @@ class LoggedArraySwap {
     // is durable before this store could be (P1), so recovery restores vi.
     log_.write(tid, &s[j], vi);
     r.end();
+    return vi;
   }
   std::int64_t get(int, std::uint64_t i) {
     i %= root_->n;

@@ -7,7 +7,8 @@
 // Michael M. Swift, "Efficient Durability for Lock-based Code", Figure 1
 // and §2: hand-over-hand locking "releasing isolation early"):
 //   produce(v)  CS1: lock A; DATA := v; lock B; unlock A; COUNT += 1;
-//               unlock B — one outermost critical section (ATLAS), which
+//               unlock B; returns the old COUNT — one outermost critical
+//               section (ATLAS), which
 //               hands DATA to other threads before it ends;
 //   consume(k)  CS2: lock A; FLAG[k] := DATA; unlock A — returns DATA.
 // A crash after a consume read a produce's DATA but before that produce
@@ -62,8 +63,8 @@ class LoggedHandoff {
       throw std::invalid_argument("logging::LoggedHandoff: ATLAS only (a region cannot release a lock early)");
   }
 
-  // CS1 of Figure 1.
-  void produce(int tid, std::int64_t v) {
+  // CS1 of Figure 1: the COUNT before it.
+  std::int64_t produce(int tid, std::int64_t v) {
     log_.acquire(tid, a_);  // begins the outermost section
     log_.write(tid, &root_->data, v);
     log_.acquire(tid, b_);
@@ -72,8 +73,10 @@ class LoggedHandoff {
     // follows the synchronization history to every section that acquired
     // A after this release.
     log_.release(tid, a_);
-    log_.write(tid, &root_->count, root_->count + 1);
+    const std::int64_t n = root_->count;
+    log_.write(tid, &root_->count, n + 1);
     log_.release(tid, b_);  // ends the outermost section
+    return n;
   }
   // CS2 of Figure 1 (into slot k modulo kSlots): the DATA it copied.
   std::int64_t consume(int tid, std::uint64_t k) {
