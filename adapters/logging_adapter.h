@@ -197,12 +197,12 @@ struct Workload<fl::LoggedTpcc> {
   static constexpr op::Abstract kAbstract = op::Abstract::kMap;  // bench: the map vocabulary
   static constexpr const char* kName = "tpcc";
   static auto make(pmem::Pool& p, const Setup& s, const fl::LoggerOptions& o) {
-    // Crash campaigns: 4 districts, 8 items (orders repeat an item often:
+    // Crash campaigns: 4 districts, 4 items (most orders repeat an item:
     // the case reverse rollback exists for). Bench: 10 districts (TPC-C's
     // per warehouse) and an item per key of the range.
     const bool bench = s.key_range > 0;
     return std::make_unique<fl::LoggedTpcc>(p, s.name, s.threads, o, bench ? 10 : 4,
-                                            bench ? std::max<std::uint64_t>(s.key_range, 100) : 8);
+                                            bench ? std::max<std::uint64_t>(s.key_range, 100) : 4);
   }
   static op::Response apply(fl::LoggedTpcc& t, int tid, const op::Op& o) {
     const auto d = static_cast<std::uint64_t>(o.arg);

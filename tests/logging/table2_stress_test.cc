@@ -19,6 +19,7 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 #include "ferrite/logging/array_swap.h"
+#include "ferrite/logging/handoff.h"
 #include "ferrite/logging/kv_store.h"
 #include "ferrite/logging/rb_tree.h"
 #include "ferrite/logging/tpcc.h"
@@ -152,6 +153,35 @@ TEST_P(TableTwoStress, TheKeyValueStoreKeepsWholeTuplesAndEachThreadsLastWrites)
   EXPECT_EQ(m.items(&torn), all);
   EXPECT_EQ(torn, 0u);
   EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedKvStore::Root>("m")->log).live_entries, 0u);
+}
+
+// The HOPS+ paper's Figure 1 under contention (ATLAS only): early releases,
+// deferred prunes of the sections that depend on them.
+TEST(TableTwoStressHandoff, CountsEveryProduceAndFlagsOnlyProducedValues) {
+  ferrite::test::TempPool pool("lg-stress-hf", std::size_t{64} << 20);
+  fl::LoggedHandoff h(*pool, "h", kThreads, {.language = fl::Language::kAtlas});
+  const int ops = scaled(3000, 300);
+  std::vector<int> produced(kThreads, 0);
+  run_threads([&](int t) {
+    std::uint64_t r = 3 + static_cast<std::uint64_t>(t);
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t x = step(r);
+      if (x % 2 == 0) {
+        h.produce(t, (static_cast<std::int64_t>(t) + 1) << 32 | (i + 1));
+        ++produced[static_cast<std::size_t>(t)];
+      } else {
+        const std::int64_t v = h.consume(t, x >> 8);
+        EXPECT_TRUE(v == 0 || ((v >> 32) >= 1 && (v >> 32) <= kThreads)) << v;
+      }
+      h.logger().flush_deferred(t);
+    }
+  });
+  const auto snap = h.snapshot();
+  EXPECT_EQ(snap[1], std::accumulate(produced.begin(), produced.end(), 0));
+  for (int k = 0; k < fl::LoggedHandoff::kSlots; ++k) {
+    const std::int64_t v = snap[2 + static_cast<std::size_t>(k)];
+    EXPECT_TRUE(v == 0 || ((v >> 32) >= 1 && (v >> 32) <= kThreads)) << "slot " << k << ": " << v;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Languages, TableTwoStress,
