@@ -327,4 +327,20 @@ struct Logged {
   }
 };
 
+// The one list of the library's workloads × languages: calls
+// reg.template operator()<W, L>(language, "a <region> per op") for each
+// (both registration files register through it, so a new workload is
+// registered — crash, bench, traces — by adding it here).
+template <class R>
+bool for_each_workload(R&& reg) {
+  auto languages = [&]<class W>() {
+    return reg.template operator()<W, fl::Language::kTxn>("txn", "a transaction per op") &&
+           reg.template operator()<W, fl::Language::kAtlas>("atlas", "an ATLAS critical section per op") &&
+           reg.template operator()<W, fl::Language::kSfr>("sfr", "an SFR per op");
+  };
+  return languages.template operator()<fl::LoggedQueue>() && languages.template operator()<fl::LoggedMap>() &&
+         languages.template operator()<fl::LoggedArraySwap>() && languages.template operator()<fl::LoggedRbTree>() &&
+         languages.template operator()<fl::LoggedTpcc>() && languages.template operator()<fl::LoggedKvStore>();
+}
+
 }  // namespace ferrite::adapters::logging

@@ -110,12 +110,6 @@ bool register_all(const char* lang, const char* per_op) {
   return true;
 }
 
-template <class W>
-bool register_languages() {
-  return register_all<W, kTxn>("txn", "a transaction per op") &&
-         register_all<W, kAtlas>("atlas", "an ATLAS critical section per op") &&
-         register_all<W, kSfr>("sfr", "an SFR per op");
-}
 
 // The HOPS+ paper's Figure 1 (ATLAS only; crash only): correct, strand,
 // and without the synchronization history.
@@ -140,6 +134,6 @@ bool register_handoff() {
 }  // namespace
 
 static const bool ferrite_logging_workloads_registered = register_handoff() &&
-    register_languages<fl::LoggedQueue>() && register_languages<fl::LoggedMap>() &&
-    register_languages<fl::LoggedArraySwap>() && register_languages<fl::LoggedRbTree>() &&
-    register_languages<fl::LoggedTpcc>() && register_languages<fl::LoggedKvStore>();
+    fa::logging::for_each_workload([]<class W, fl::Language L>(const char* lang, const char* per_op) {
+      return register_all<W, L>(lang, per_op);
+    });

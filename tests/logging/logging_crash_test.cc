@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "campaign_checks.h"
 #include "common/models.h"
 #include "common/sanitizer.h"
 #include "common/scale.h"
@@ -27,18 +28,8 @@ namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
 using ferrite::test::subject;
-
-namespace {
-
-unsigned long long ull(std::uint64_t v) { return static_cast<unsigned long long>(v); }
-
-void expect_clean(const cr::CampaignResult& r, const std::string& what) {
-  ASSERT_TRUE(r.error.empty()) << what << ": " << r.error;
-  EXPECT_EQ(r.violations, 0u) << what << describe(r);
-  EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
-}
-
-}  // namespace
+using ferrite::test::logging::expect_clean;
+using ferrite::test::logging::ull;
 
 class LoggingCrash : public ::testing::TestWithParam<const char*> {};
 

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "campaign_checks.h"
 #include "common/models.h"
 #include "common/sanitizer.h"
 #include "common/scale.h"
@@ -41,21 +42,16 @@ namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
 using ferrite::test::subject;
+using ferrite::test::logging::expect_clean;
+using ferrite::test::logging::ull;
 
 namespace {
-
-unsigned long long ull(std::uint64_t v) { return static_cast<unsigned long long>(v); }
 
 bool full_campaigns() {
   const char* e = std::getenv("FERRITE_LOGGING_FULL_CAMPAIGNS");
   return e != nullptr && std::string(e) == "1";
 }
 
-void expect_clean(const cr::CampaignResult& r, const std::string& what) {
-  ASSERT_TRUE(r.error.empty()) << what << ": " << r.error;
-  EXPECT_EQ(r.violations, 0u) << what << describe(r);
-  EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
-}
 
 void report(const char* tag, const std::string& name, const std::string& variant, int threads,
             const std::string& model, const cr::CampaignResult& r) {

@@ -31,12 +31,26 @@ namespace {
 
 constexpr int kThreads = 4;
 
+// Runs body(t) on kThreads threads. A thread that is done keeps pruning
+// its deferred regions (ATLAS / SFR: a region waits for the regions of
+// other threads it acquired from) until none is left, as an application
+// thread must before it leaves: only a log's owner prunes it, and another
+// thread's regions may wait for this one's.
 template <class F>
-void run_threads(F&& body) {
+void run_threads(fl::Logger& lg, F&& body) {
   std::vector<std::thread> ts;
-  for (int t = 0; t < kThreads; ++t) ts.emplace_back([&body, t] { body(t); });
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&body, &lg, t] {
+      body(t);
+      while (lg.deferred(t) > 0) {
+        lg.flush_deferred(t);
+        std::this_thread::yield();
+      }
+    });
   for (auto& th : ts) th.join();
 }
+
+
 
 std::uint64_t step(std::uint64_t& r) {
   r = r * 6364136223846793005ull + 1442695040888963407ull;
@@ -48,7 +62,7 @@ std::uint64_t step(std::uint64_t& r) {
 template <class M>
 std::vector<std::pair<std::int64_t, std::int64_t>> own_keys_workload(M& m, int ops) {
   std::vector<std::map<std::int64_t, std::int64_t>> want(kThreads);
-  run_threads([&](int t) {
+  run_threads(m.logger(), [&](int t) {
     auto& w = want[static_cast<std::size_t>(t)];
     std::uint64_t r = 77 + static_cast<std::uint64_t>(t);
     for (int i = 0; i < ops; ++i) {
@@ -78,7 +92,7 @@ TEST_P(TableTwoStress, ArraySwapsLeaveAPermutation) {
   ferrite::test::TempPool pool("lg-stress-as", std::size_t{64} << 20);
   fl::LoggedArraySwap a(*pool, "a", kThreads, {.language = GetParam()}, 64);
   const int ops = scaled(3000, 300);
-  run_threads([&](int t) {
+  run_threads(a.logger(), [&](int t) {
     std::uint64_t r = 5 + static_cast<std::uint64_t>(t);
     for (int i = 0; i < ops; ++i) {
       const std::uint64_t x = step(r);
@@ -109,7 +123,7 @@ TEST_P(TableTwoStress, NewOrdersGetContiguousIdsPerDistrictAndEveryOrderIsLinked
   fl::LoggedTpcc tp(*pool, "t", kThreads, {.language = GetParam()}, 4, 32);
   const int ops = scaled(1500, 150);
   std::vector<std::vector<std::set<std::int64_t>>> ids(kThreads, std::vector<std::set<std::int64_t>>(4));
-  run_threads([&](int t) {
+  run_threads(tp.logger(), [&](int t) {
     std::uint64_t r = 11 + static_cast<std::uint64_t>(t);
     for (int i = 0; i < ops; ++i) {
       const std::uint64_t x = step(r);
@@ -162,7 +176,7 @@ TEST(TableTwoStressHandoff, CountsEveryProduceAndFlagsOnlyProducedValues) {
   fl::LoggedHandoff h(*pool, "h", kThreads, {.language = fl::Language::kAtlas});
   const int ops = scaled(3000, 300);
   std::vector<int> produced(kThreads, 0);
-  run_threads([&](int t) {
+  run_threads(h.logger(), [&](int t) {
     std::uint64_t r = 3 + static_cast<std::uint64_t>(t);
     for (int i = 0; i < ops; ++i) {
       const std::uint64_t x = step(r);

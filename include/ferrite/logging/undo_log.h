@@ -592,6 +592,12 @@ class Logger {
   // pruned when they ended (ATLAS/SFR only ever defer).
   void flush_deferred(int tid) { prune_ready(tid, st(tid)); }
   std::size_t deferred(int tid) { return st(tid).done.size(); }
+  // Free entries in the thread's log (capacity minus the unpruned ones).
+  std::size_t room(int tid) {
+    State& s = st(tid);
+    // relaxed: the thread's own variable
+    return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_relaxed)));
+  }
   bool in_region(int tid) { return st(tid).in_region; }
 
  private:
