@@ -65,6 +65,7 @@ class LoggedHandoff {
 
   // CS1 of Figure 1: the COUNT before it.
   std::int64_t produce(int tid, std::int64_t v) {
+    log_.make_room(tid);
     log_.acquire(tid, a_);  // begins the outermost section
     log_.write(tid, &root_->data, v);
     log_.acquire(tid, b_);
@@ -80,6 +81,7 @@ class LoggedHandoff {
   }
   // CS2 of Figure 1 (into slot k modulo kSlots): the DATA it copied.
   std::int64_t consume(int tid, std::uint64_t k) {
+    log_.make_room(tid);
     log_.acquire(tid, a_);
     const std::int64_t v = root_->data;
     log_.write(tid, &root_->flags[k % kSlots], v);

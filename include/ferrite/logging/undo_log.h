@@ -112,6 +112,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferrite/logging/internal/faults.h"
@@ -592,6 +593,23 @@ class Logger {
   // pruned when they ended (ATLAS/SFR only ever defer).
   void flush_deferred(int tid) { prune_ready(tid, st(tid)); }
   std::size_t deferred(int tid) { return st(tid).done.size(); }
+  // ATLAS and SFR defer the prune of a region whose dependencies (regions
+  // of other threads it acquired a lock from) are not pruned yet, and only
+  // a log's owner prunes it: when another thread lags (descheduled, on a
+  // loaded machine), this thread's log fills with deferred regions. Call
+  // with no lock held, before a region: prunes what can be pruned and
+  // yields until `entries` are free (bounded: past it, a full log throws in
+  // append as before). The dependency graph is acyclic (a dependency is a
+  // release that happened before the acquire), so a thread that keeps
+  // running regions eventually prunes what this one waits for.
+  static constexpr std::size_t kRoom = 64;
+  static constexpr int kMaxYields = 100'000;
+  void make_room(int tid, std::size_t entries = kRoom) {
+    for (int i = 0; i < kMaxYields && room(tid) < entries && deferred(tid) > 0; ++i) {
+      flush_deferred(tid);
+      if (room(tid) < entries) std::this_thread::yield();
+    }
+  }
   // Free entries in the thread's log (capacity minus the unpruned ones).
   std::size_t room(int tid) {
     State& s = st(tid);

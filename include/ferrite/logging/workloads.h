@@ -36,7 +36,6 @@
 #include <functional>
 #include <initializer_list>
 #include <stdexcept>
-#include <thread>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -60,7 +59,9 @@ class Region {
   static constexpr int kMaxLocks = 8;
   Region(Logger& lg, int tid, Lock& l) : Region(lg, tid, {&l}) {}
   Region(Logger& lg, int tid, std::initializer_list<Lock*> locks) : lg_(lg), tid_(tid) {
-    make_room();
+    // Before taking any lock, so the other threads can run (undo_log.h,
+    // Logger::make_room).
+    lg_.make_room(tid_);
     for (Lock* l : locks) {
       if (l == nullptr) continue;  // a lock named twice is passed once and then null
       if (n_ == kMaxLocks) throw std::length_error("logging::Region: more than 8 locks");
@@ -88,27 +89,7 @@ class Region {
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
 
-  // Entries a region may need, and how long to wait for them (yields).
-  static constexpr std::size_t kRoom = 64;
-  static constexpr int kMaxYields = 100'000;
-
  private:
-  // ATLAS and SFR defer the prune of a region whose dependencies (regions
-  // of other threads it acquired a lock from) are not pruned yet, and only
-  // a log's owner prunes it: when another thread lags (descheduled, on a
-  // loaded machine), this thread's log fills with deferred regions. Before
-  // taking any lock — so the others can run — prune what can be pruned and
-  // yield until there is room (bounded: past it, a full log throws in
-  // append as before). The dependency graph is acyclic (a dependency is a
-  // release that happened before the acquire), so a thread that keeps
-  // running regions eventually prunes what ours waits for.
-  void make_room() {
-    for (int i = 0; i < kMaxYields && lg_.room(tid_) < kRoom && lg_.deferred(tid_) > 0; ++i) {
-      lg_.flush_deferred(tid_);
-      if (lg_.room(tid_) < kRoom) std::this_thread::yield();
-    }
-  }
-
   Logger& lg_;
   int tid_;
   Lock* locks_[kMaxLocks] = {};
