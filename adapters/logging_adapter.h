@@ -315,6 +315,10 @@ struct Logged {
   static Handle attach(pmem::Pool& pool, const Setup& s) { return create(&pool, s); }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) { return T::apply(*h, tid, o); }
   static State observe(Handle& h) { return T::observe(*h); }
+  // ATLAS / SFR: a bench worker that is done keeps pruning its deferred
+  // regions, which the other workers' regions may wait for.
+  static void thread_init(Handle&, int) {}
+  static void thread_exit(Handle& h, int tid) { h->logger().drain(tid); }
   static op::Op next_op(int tid, std::uint64_t& rng, adapters::Workload& w)
     requires requires { T::next_op(tid, rng, w); }
   {

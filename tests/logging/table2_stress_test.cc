@@ -42,10 +42,7 @@ void run_threads(fl::Logger& lg, F&& body) {
   for (int t = 0; t < kThreads; ++t)
     ts.emplace_back([&body, &lg, t] {
       body(t);
-      while (lg.deferred(t) > 0) {
-        lg.flush_deferred(t);
-        std::this_thread::yield();
-      }
+      while (lg.deferred(t) > 0) lg.drain(t);
     });
   for (auto& th : ts) th.join();
 }

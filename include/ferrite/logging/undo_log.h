@@ -103,6 +103,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -603,13 +604,11 @@ class Logger {
   // release that happened before the acquire), so a thread that keeps
   // running regions eventually prunes what this one waits for.
   static constexpr std::size_t kRoom = 64;
-  static constexpr int kMaxYields = 100'000;
-  void make_room(int tid, std::size_t entries = kRoom) {
-    for (int i = 0; i < kMaxYields && room(tid) < entries && deferred(tid) > 0; ++i) {
-      flush_deferred(tid);
-      if (room(tid) < entries) std::this_thread::yield();
-    }
-  }
+  static constexpr std::chrono::seconds kMaxWait{2};
+  void make_room(int tid, std::size_t entries = kRoom) { prune_until(tid, entries); }
+  // A thread that is done calls this before it leaves: another thread's
+  // regions may wait for its deferred ones (bounded as make_room).
+  void drain(int tid) { prune_until(tid, static_cast<std::size_t>(st(tid).log->capacity)); }
   // Free entries in the thread's log (capacity minus the unpruned ones).
   std::size_t room(int tid) {
     State& s = st(tid);
@@ -755,6 +754,20 @@ class Logger {
     if (internal::stop_commit_after_step == 1) return seq;
     prune_ready(tid, s);
     return seq;
+  }
+
+  // Prunes and yields until `entries` are free or nothing is deferred, for
+  // at most kMaxWait (a loaded machine may deschedule the thread we wait
+  // for for a while).
+  void prune_until(int tid, std::size_t entries) {
+    if (room(tid) >= entries || deferred(tid) == 0) return;
+    const auto until = std::chrono::steady_clock::now() + kMaxWait;
+    for (std::uint64_t i = 0; room(tid) < entries && deferred(tid) > 0; ++i) {
+      flush_deferred(tid);
+      if (room(tid) >= entries) break;
+      std::this_thread::yield();
+      if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) break;
+    }
   }
 
   bool deps_pruned(const Done& d) {
