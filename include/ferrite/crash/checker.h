@@ -156,7 +156,11 @@ CheckResult check_buffered_durable_linearizability(const CheckInput& in, const C
 // consistent with happens-before (real time: a region that responded
 // before another was invoked comes first; program order within a thread),
 // each applied whole, with each completed region's response matching —
-// and nothing of a partial region may be visible. Exact (a memoized search
+// and nothing of a partial region may be visible. With
+// RegionSpec::undo_dependents (ATLAS sections that release a lock early) a
+// completed region may also be left out, with the rest of its thread, when
+// a chain of left-out regions of other threads, each invoked before the
+// next responded, leads from it to a region in flight. Exact (a memoized search
 // over the orders of overlapping regions, as the generic engine);
 // kInconclusive past opt.node_budget nodes. Property "failure-atomicity",
 // engine "exact-regions".
