@@ -298,9 +298,9 @@ TEST_P(TableTwoCrash, FullMultiThreadCampaignsBuildTenThousandImagesPerModel) {
       cr::CampaignConfig cfg;
       cfg.model = model;
       cfg.threads = threads;
-      cfg.ops = 400;
+      cfg.ops = 1000;
       cfg.images = 40;
-      cfg.crash_points = 400;
+      cfg.crash_points = 1000;
       cfg.seed = 900 + static_cast<std::uint64_t>(threads);
       cfg.pool_size = std::size_t{4} << 20;
       const auto r = cr::run_campaign(s, cfg);
