@@ -200,22 +200,8 @@ TEST_P(TableTwoCrash, EveryBrokenVariantIsCaught) {
     ++variants;
     auto models = ferrite::test::claimed_models(s);
     if (!full_campaigns()) models = {models[static_cast<std::size_t>(GetParam()) % models.size()]};
-    for (const auto& model : models) {
-      cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.ops = scaled<std::size_t>(24, 12);
-      cfg.images = 4;
-      cfg.seed = 29;
-      cfg.pool_size = std::size_t{2} << 20;
-      cfg.max_details = 1;
-      cfg.stop_after_violations = 1;  // the verdict is the first catch
-      const auto r = cr::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under " << model;
-      std::printf("[table2-crash] %s/%s [%s]: caught, %llu violations in %llu images%s\n", s.structure.c_str(),
-                  s.variant.c_str(), model.c_str(), ull(r.violations), ull(r.images_checked),
-                  r.details.empty() ? "" : ("; first: " + r.details[0].engine + ": " + r.details[0].reason).c_str());
-    }
+    for (const auto& model : models)
+      ferrite::test::logging::expect_caught(s, model, scaled<std::size_t>(24, 12), 4, "table2-crash");
   }
   // no-log-fence (+ forward-rollback for the tree and TPCC); hops-no-dfence,
   // hops-no-ofence, strand-no-barrier.
