@@ -119,6 +119,7 @@
 #include "ferrite/logging/internal/faults.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/backoff.h"
 
 namespace ferrite::logging {
 
@@ -765,6 +766,10 @@ class Logger {
     for (std::uint64_t i = 0; room(tid) < entries && deferred(tid) > 0; ++i) {
       flush_deferred(tid);
       if (room(tid) >= entries) break;
+      // A retry of a wait for another thread: a scheduling point of the
+      // crash campaigns' controlled scheduling (sync::spin_wait), a yield
+      // outside it.
+      sync::spin_wait();
       std::this_thread::yield();
       if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) break;
     }
