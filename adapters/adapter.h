@@ -35,6 +35,8 @@
 //                                             // re-attach before every n-th operation (a
 //                                             // restart at a quiescent point)
 //   static constexpr bool kBuffered = true;   // buffered durable linearizability (nbMontage)
+//   static crash::RegionSpec region_spec();   // operations are regions with their own sequential
+//                                             // semantics: checked for failure atomicity
 //
 // Live blocks are not the adapter's business: the structure's root type
 // registers its recovery hook with the pool (pmem/root_registry.h), and
@@ -150,6 +152,8 @@ constexpr int reattach_every() {
   else return 0;
 }
 template <class A>
+concept HasRegionSpec = requires { A::region_spec(); };
+template <class A>
 constexpr bool buffered() {
   if constexpr (requires { A::kBuffered; }) return A::kBuffered;
   else return false;
@@ -161,6 +165,14 @@ class Subject final : public crash::Subject {
   crash::Spec spec() const override { return A::kAbstract; }
   bool detectable() const override { return A::kDetectable; }
   bool buffered() const override { return internal::buffered<A>(); }
+  const crash::RegionSpec* regions() const override {
+    if constexpr (HasRegionSpec<A>) {
+      static const crash::RegionSpec spec = A::region_spec();
+      return &spec;
+    } else {
+      return nullptr;
+    }
+  }
 
   void create(pmem::Pool& pool, int threads) override {
     pool_ = &pool;

@@ -1,7 +1,9 @@
 // adapters/logging_store_models.cc — the failure-atomic logging library
 // (include/ferrite/logging/) under the crash simulator's store models
 // (docs/crash.md, "The store models"): the same workloads as
-// adapters/logging_workloads.cc (queue and hash map × txn / ATLAS / SFR),
+// adapters/logging_workloads.cc (the StrandWeaver paper's Table II: queue,
+// hash map, array swap, red-black tree, TPCC New-Order, N-Store-like key-
+// value store × txn / ATLAS / SFR; adapters/logging_adapter.h),
 // each with the instrumentation its persistency model needs, claimed under
 // that model only. Crash subjects logging-store-<language>-<structure>
 // (no bench technique: the HOPS instrumentations issue no write-back, so a
@@ -20,72 +22,21 @@
 //                      commit / release entry durable before the region
 //                      ends — a completed region is undone (queue and map)
 //   hops-no-ofence     broken: HOPS without the ofence between an undo
-//                      entry and its update (queue only: see below)
+//                      entry and its update (not the map: see below)
 //   strand-no-barrier  broken: strand without the persist barrier between
-//                      an undo entry and its update (queue only: the map's
+//                      an undo entry and its update (not the map: its
 //                      regions store one word, whose lost undo entry no
 //                      state can show)
-#include <memory>
 #include <string>
 #include <type_traits>
 
-#include "adapter.h"
-#include "ferrite/logging/workloads.h"
+#include "logging_adapter.h"
 
 namespace {
 
 namespace fa = ferrite::adapters;
 namespace fl = ferrite::logging;
-namespace op = ferrite::op;
-
-template <class W, fl::Language L, fl::Instrumentation I, unsigned F = fl::internal::kNoFaults>
-struct StoreLogged {
-  static constexpr bool kQueue = std::is_same_v<W, fl::LoggedQueue>;
-  using Handle = std::unique_ptr<W>;
-  static constexpr op::Abstract kAbstract = kQueue ? op::Abstract::kQueue : op::Abstract::kMap;
-  static constexpr bool kDetectable = false;
-
-  static fl::LoggerOptions options() { return {.language = L, .instrumentation = I, .faults = F}; }
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    if constexpr (kQueue) {
-      return std::make_unique<W>(*pool, s.name, s.threads, options());
-    } else {
-      const std::uint64_t nb = s.key_range > 0 ? s.key_range : 64;
-      return std::make_unique<W>(*pool, s.name, s.threads, options(), nb);
-    }
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
-  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    if constexpr (kQueue) {
-      switch (o.kind) {
-        case op::kEnqueue: h->enqueue(tid, o.arg); return op::Response::ack();
-        case op::kDequeue: return op::Response::from(h->dequeue(tid));
-        case op::kSync: return op::Response::ack();
-        default: fa::unsupported("logging queue", o);
-      }
-    } else {
-      switch (o.kind) {
-        case op::kPut: return op::Response::from(h->put(tid, o.arg, o.arg2));
-        case op::kGet: return op::Response::from(h->get(tid, o.arg));
-        case op::kErase: return op::Response::from(h->erase(tid, o.arg));
-        case op::kSync: return op::Response::ack();
-        default: fa::unsupported("logging map", o);
-      }
-    }
-  }
-  static std::vector<std::int64_t> observe(Handle& h) {
-    if constexpr (kQueue) {
-      return h->snapshot();
-    } else {
-      std::vector<std::int64_t> out;
-      for (const auto& [k, v] : h->items()) {
-        out.push_back(k);
-        out.push_back(v);
-      }
-      return out;
-    }
-  }
-};
+using fa::logging::Logged;
 
 fa::Registration reg(const char* lang, const char* structure, const char* variant, const char* model, bool broken,
                      const std::string& desc) {
@@ -114,42 +65,55 @@ constexpr auto kStrand = fl::Instrumentation::kStrand;
 constexpr auto kTxn = fl::Language::kTxn;
 constexpr auto kAtlas = fl::Language::kAtlas;
 constexpr auto kSfr = fl::Language::kSfr;
-using fl::LoggedMap;
-using fl::LoggedQueue;
 constexpr unsigned kNoFence = fl::internal::kNoLogFence;
 constexpr unsigned kNoDfence = fl::internal::kNoDurableEnd;
 
 // Every variant of one workload × language (FERRITE_REGISTER_ADAPTER's
 // register_adapter, once per variant type).
 template <class W, fl::Language L>
-bool register_all(const char* lang, const char* structure, const char* what) {
-  const std::string w(what);
-  fa::register_adapter<StoreLogged<W, L, kHops>>(
+bool register_all(const char* lang, const char* per_op) {
+  const char* structure = fa::logging::Workload<W>::kName;
+  const std::string w = std::string(structure) + ", " + per_op;
+  fa::register_adapter<Logged<W, L, kHops>>(
       reg(lang, structure, "hops", "hops", false, w + ", undo log, HOPS instrumentation (HOPS+ paper Table 1)"));
-  fa::register_adapter<StoreLogged<W, L, kHopsPlus>>(
+  fa::register_adapter<Logged<W, L, kHopsPlus>>(
       reg(lang, structure, "hops+", "hops+", false, w + ", undo log, HOPS+ instrumentation (HOPS+ paper Table 1)"));
-  fa::register_adapter<StoreLogged<W, L, kStrand>>(
+  fa::register_adapter<Logged<W, L, kStrand>>(
       reg(lang, structure, "strand", "strand", false, w + ", undo log, strand instrumentation (StrandWeaver Fig. 5)"));
-  fa::register_adapter<StoreLogged<W, L, kHops, kNoDfence>>(
+  fa::register_adapter<Logged<W, L, kHops, kNoDfence>>(
       reg(lang, structure, "hops-no-dfence", "hops", true,
           "HOPS instrumentation without the dfence at a region's commit / release"));
-  if constexpr (std::is_same_v<W, LoggedQueue>) {
-    fa::register_adapter<StoreLogged<W, L, kStrand, kNoFence>>(
+  // The map's regions store one word, whose lost undo entry no state can
+  // show; every other workload's regions store several.
+  if constexpr (!std::is_same_v<W, fl::LoggedMap>) {
+    fa::register_adapter<Logged<W, L, kStrand, kNoFence>>(
         reg(lang, structure, "strand-no-barrier", "strand", true,
             "strand instrumentation without the persist barrier between undo entry and update"));
-    fa::register_adapter<StoreLogged<W, L, kHops, kNoFence>>(
+    fa::register_adapter<Logged<W, L, kHops, kNoFence>>(
         reg(lang, structure, "hops-no-ofence", "hops", true,
             "HOPS instrumentation without the ofence between undo entry and update"));
   }
   return true;
 }
 
+
+// The HOPS+ paper's Figure 1 (ATLAS only): ATLAS sections that release a
+// lock early, under each store model.
+bool register_handoff() {
+  using H = fl::LoggedHandoff;
+  const std::string w = "HOPS+ paper Fig. 1 flag/data hand-off, ATLAS sections releasing a lock early";
+  fa::register_adapter<Logged<H, kAtlas, kHops>>(
+      reg("atlas", "handoff", "hops", "hops", false, w + ", HOPS instrumentation (HOPS+ paper Table 1)"));
+  fa::register_adapter<Logged<H, kAtlas, kHopsPlus>>(
+      reg("atlas", "handoff", "hops+", "hops+", false, w + ", HOPS+ instrumentation (HOPS+ paper Table 1)"));
+  fa::register_adapter<Logged<H, kAtlas, kStrand>>(
+      reg("atlas", "handoff", "strand", "strand", false, w + ", strand instrumentation (StrandWeaver Fig. 5)"));
+  return true;
+}
+
 }  // namespace
 
-static const bool ferrite_logging_store_models_registered =
-    register_all<LoggedQueue, kTxn>("txn", "queue", "queue, a transaction per op") &&
-    register_all<LoggedQueue, kAtlas>("atlas", "queue", "queue, an ATLAS critical section per op") &&
-    register_all<LoggedQueue, kSfr>("sfr", "queue", "queue, an SFR per op") &&
-    register_all<LoggedMap, kTxn>("txn", "map", "hash map, a transaction per op") &&
-    register_all<LoggedMap, kAtlas>("atlas", "map", "hash map, an ATLAS critical section per op") &&
-    register_all<LoggedMap, kSfr>("sfr", "map", "hash map, an SFR per op");
+static const bool ferrite_logging_store_models_registered = register_handoff() &&
+    fa::logging::for_each_workload([]<class W, fl::Language L>(const char* lang, const char* per_op) {
+      return register_all<W, L>(lang, per_op);
+    });

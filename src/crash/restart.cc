@@ -31,6 +31,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -124,6 +125,7 @@ class Machine {
     spec_ = probe->spec();
     detectable_ = probe->detectable();
     buffered_ = probe->buffered();
+    if (const RegionSpec* r = probe->regions()) regions_ = *r;
   }
 
   [[noreturn]] void serve(int sock) {
@@ -239,7 +241,7 @@ class Machine {
       const Op op = subject.next_op(tid, rng);
       if (op.kind == kSync) continue;
       const State before = st;
-      const Response want = spec_apply(spec_, st, op);
+      const Response want = regions_ ? regions_->apply(st, op) : spec_apply(spec_, st, op);
       const Response got = subject.apply(tid, seq[static_cast<std::size_t>(tid)]++, op);
       if (!(got == want)) {
         o.post_error = "post-recovery op " + std::to_string(i + 1) + " of " + std::to_string(cfg_.post_ops) + ", " +
@@ -328,7 +330,9 @@ class Machine {
       in.ops = j.ops;
       in.observed = o.s0;
       try {
-        if (buffered_) {
+        if (regions_) {
+          res = check_failure_atomicity(in, *regions_, cfg_.check);
+        } else if (buffered_) {
           res = check_buffered_durable_linearizability(in, cfg_.check);
         } else {
           res = check_durable_linearizability(in, cfg_.check);
@@ -562,6 +566,7 @@ class Machine {
   const CampaignConfig& cfg_;
   int sock_ = -1;
   Spec spec_ = Spec::kQueue;
+  std::optional<RegionSpec> regions_;  // failure atomicity of multi-store regions
   bool detectable_ = false, buffered_ = false;
   Scratch scratch_;
   std::unordered_map<std::uint64_t, CheckResult> cache_;

@@ -17,6 +17,7 @@
 #include <string>
 #include <utility>
 
+#include "campaign_checks.h"
 #include "common/models.h"
 #include "common/sanitizer.h"
 #include "common/scale.h"
@@ -27,18 +28,8 @@ namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
 using ferrite::test::subject;
-
-namespace {
-
-unsigned long long ull(std::uint64_t v) { return static_cast<unsigned long long>(v); }
-
-void expect_clean(const cr::CampaignResult& r, const std::string& what) {
-  ASSERT_TRUE(r.error.empty()) << what << ": " << r.error;
-  EXPECT_EQ(r.violations, 0u) << what << describe(r);
-  EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
-}
-
-}  // namespace
+using ferrite::test::logging::expect_clean;
+using ferrite::test::logging::ull;
 
 class LoggingCrash : public ::testing::TestWithParam<const char*> {};
 
@@ -128,22 +119,8 @@ TEST_P(LoggingCrash, EveryBrokenVariantIsCaught) {
   for (const auto& s : cr::subjects()) {
     if (s.structure != GetParam() || !s.expect_violation) continue;
     ++variants;
-    for (const auto& model : ferrite::test::claimed_models(s)) {
-      cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.ops = scaled<std::size_t>(40, 20);
-      cfg.images = 6;
-      cfg.seed = 29;
-      cfg.pool_size = std::size_t{2} << 20;
-      cfg.max_details = 1;
-      cfg.stop_after_violations = 1;  // the verdict is the first catch
-      const auto r = cr::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under " << model;
-      std::printf("[logging-crash] %s/%s [%s]: caught, %llu violations in %llu images%s\n", s.structure.c_str(),
-                  s.variant.c_str(), model.c_str(), ull(r.violations), ull(r.images_checked),
-                  r.details.empty() ? "" : ("; first: " + r.details[0].reason).c_str());
-    }
+    for (const auto& model : ferrite::test::claimed_models(s))
+      ferrite::test::logging::expect_caught(s, model, scaled<std::size_t>(40, 20), 6, "logging-crash");
   }
   if (std::string(GetParam()).ends_with("-queue")) {
     EXPECT_EQ(variants, 2) << "no-log-fence and no-barrier";

@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <string>
 
+#include "campaign_checks.h"
 #include "common/models.h"
 #include "common/sanitizer.h"
 #include "common/scale.h"
@@ -34,16 +35,11 @@ namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
 using ferrite::test::subject;
+using ferrite::test::logging::expect_clean;
+using ferrite::test::logging::ull;
 
 namespace {
 
-unsigned long long ull(std::uint64_t v) { return static_cast<unsigned long long>(v); }
-
-void expect_clean(const cr::CampaignResult& r, const std::string& what) {
-  ASSERT_TRUE(r.error.empty()) << what << ": " << r.error;
-  EXPECT_EQ(r.violations, 0u) << what << describe(r);
-  EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
-}
 
 // Each correct instrumentation with the one store model it is written for.
 struct Instrumented {

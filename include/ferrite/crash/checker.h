@@ -148,4 +148,22 @@ CheckResult check_durable_linearizability(const CheckInput& in, const CheckOptio
 CheckResult check_detectability(const CheckInput& in, const CheckOptions& opt = {});
 CheckResult check_buffered_durable_linearizability(const CheckInput& in, const CheckOptions& opt = {});
 
+// Failure atomicity of multi-store regions (src/crash/checker_regions.cc):
+// every operation of in.ops is one failure-atomic region whose sequential
+// semantics is `spec` (a subject's RegionSpec, crash/subject.h); the
+// recovered state must be the state after some prefix of the regions —
+// every completed region, any subset of the regions in flight, in an order
+// consistent with happens-before (real time: a region that responded
+// before another was invoked comes first; program order within a thread),
+// each applied whole, with each completed region's response matching —
+// and nothing of a partial region may be visible. With
+// RegionSpec::undo_dependents (ATLAS sections that release a lock early) a
+// completed region may also be left out, with the rest of its thread, when
+// a chain of left-out regions of other threads, each invoked before the
+// next responded, leads from it to a region in flight. Exact (a memoized search
+// over the orders of overlapping regions, as the generic engine);
+// kInconclusive past opt.node_budget nodes. Property "failure-atomicity",
+// engine "exact-regions".
+CheckResult check_failure_atomicity(const CheckInput& in, const RegionSpec& spec, const CheckOptions& opt = {});
+
 }  // namespace ferrite::crash

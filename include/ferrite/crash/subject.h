@@ -70,6 +70,23 @@ using enum op::Kind;
 using Op = op::Op;
 using Response = op::Response;
 
+// The sequential semantics of a workload whose operations are multi-store
+// failure-atomic regions (the logging library's Array Swap and TPCC): each
+// operation of the history is one region, `apply` runs it on an abstract
+// state (observe()'s representation) and answers its response. A subject
+// that has one is checked for failure atomicity (crash/checker.h,
+// check_failure_atomicity) instead of against the built-in specifications.
+struct RegionSpec {
+  std::string name;  // "array-swap", "tpcc-new-order"
+  std::function<Response(std::vector<std::int64_t>& state, const Op& op)> apply;
+  std::function<std::string(const Op& op)> format;  // optional: the region's name in reports
+  // ATLAS durability (lock-based regions that release a lock early): a
+  // completed region may be undone together with a region it may have
+  // acquired a lock from (one not in the recovered prefix, invoked before
+  // it responded), and with it every later region of its thread.
+  bool undo_dependents = false;
+};
+
 class Subject {
  public:
   virtual ~Subject() = default;
@@ -98,6 +115,9 @@ class Subject {
   // checker then demands only a real-time-consistent prefix that contains
   // every op completed before the last kSync was invoked.
   virtual bool buffered() const { return false; }
+  // Non-null for a subject whose operations are regions with a semantics of
+  // their own (RegionSpec above); it outlives the subject.
+  virtual const RegionSpec* regions() const { return nullptr; }
   // Crashes during create (CampaignConfig::crash_create): whether `pool`
   // (a restarted image) holds this structure's root. When it does not, the
   // campaign creates the structure afresh, as an application would.

@@ -86,7 +86,8 @@
 //   1. collect the live entries of every thread; group them by region;
 //   2. kept := complete regions; drop from kept, to a fixpoint, every region
 //      that depends on a live region not kept (a dependency whose release
-//      entry is no longer live was pruned: kept);
+//      entry is no longer live was pruned: kept) and every region that
+//      follows a region not kept of its own thread (program order);
 //   3. roll back every store entry of every region not kept, in decreasing
 //      clock order (reverse creation order); psync;
 //   4. invalidate those entries, newest first, each durable before the next
@@ -102,6 +103,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -111,11 +113,13 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ferrite/logging/internal/faults.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
+#include "ferrite/sync/backoff.h"
 
 namespace ferrite::logging {
 
@@ -311,6 +315,19 @@ inline RecoveryStats recover_area(LogArea* area) {
     changed = false;
     for (auto& r : regions) {
       if (!r.kept) continue;
+      // Program order is happens-before too: a live region after an undone
+      // one of the same thread is undone (it may have read what the undone
+      // one read or wrote under a lock it re-acquired from itself, an edge
+      // the history does not log). Pruning keeps a thread's regions in
+      // order (prune_ready), so every later region of an undone one is live.
+      bool after_undone = false;
+      for (const auto& o : regions)
+        if (o.tid == r.tid && o.start < r.start && !o.kept) after_undone = true;
+      if (after_undone) {
+        r.kept = false;
+        changed = true;
+        continue;
+      }
       for (const auto& d : r.deps) {
         Region* dr = dep_region(d);
         if (dr != nullptr && dr != &r && !dr->kept) {
@@ -587,6 +604,27 @@ class Logger {
   // pruned when they ended (ATLAS/SFR only ever defer).
   void flush_deferred(int tid) { prune_ready(tid, st(tid)); }
   std::size_t deferred(int tid) { return st(tid).done.size(); }
+  // ATLAS and SFR defer the prune of a region whose dependencies (regions
+  // of other threads it acquired a lock from) are not pruned yet, and only
+  // a log's owner prunes it: when another thread lags (descheduled, on a
+  // loaded machine), this thread's log fills with deferred regions. Call
+  // with no lock held, before a region: prunes what can be pruned and
+  // yields until `entries` are free (bounded: past it, a full log throws in
+  // append as before). The dependency graph is acyclic (a dependency is a
+  // release that happened before the acquire), so a thread that keeps
+  // running regions eventually prunes what this one waits for.
+  static constexpr std::size_t kRoom = 64;
+  static constexpr std::chrono::seconds kMaxWait{2};
+  void make_room(int tid, std::size_t entries = kRoom) { prune_until(tid, entries); }
+  // A thread that is done calls this before it leaves: another thread's
+  // regions may wait for its deferred ones (bounded as make_room).
+  void drain(int tid) { prune_until(tid, static_cast<std::size_t>(st(tid).log->capacity)); }
+  // Free entries in the thread's log (capacity minus the unpruned ones).
+  std::size_t room(int tid) {
+    State& s = st(tid);
+    // relaxed: the thread's own variable
+    return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_relaxed)));
+  }
   bool in_region(int tid) { return st(tid).in_region; }
 
  private:
@@ -726,6 +764,24 @@ class Logger {
     if (internal::stop_commit_after_step == 1) return seq;
     prune_ready(tid, s);
     return seq;
+  }
+
+  // Prunes and yields until `entries` are free or nothing is deferred, for
+  // at most kMaxWait (a loaded machine may deschedule the thread we wait
+  // for for a while).
+  void prune_until(int tid, std::size_t entries) {
+    if (room(tid) >= entries || deferred(tid) == 0) return;
+    const auto until = std::chrono::steady_clock::now() + kMaxWait;
+    for (std::uint64_t i = 0; room(tid) < entries && deferred(tid) > 0; ++i) {
+      flush_deferred(tid);
+      if (room(tid) >= entries) break;
+      // A retry of a wait for another thread: a scheduling point of the
+      // crash campaigns' controlled scheduling (sync::spin_wait), a yield
+      // outside it.
+      sync::spin_wait();
+      std::this_thread::yield();
+      if ((i & 255) == 255 && std::chrono::steady_clock::now() > until) break;
+    }
   }
 
   bool deps_pruned(const Done& d) {

@@ -14,7 +14,9 @@
 //   LoggedQueue  head/tail list, one lock (the StrandWeaver paper's Queue).
 //   LoggedMap    chained hash table, buckets striped over 16 locks
 //                (HashMap); a read takes the lock without logging (it stores
-//                nothing, so it has nothing to undo or to order).
+//                nothing, so it has nothing to undo or to order). The table
+//                is LoggedHashTable<Traits>, which the N-Store-like store
+//                (kv_store.h) shares with a multi-field payload.
 //
 // Thread safety: every member may be called concurrently with distinct tids.
 // Invariants: those of a singly linked list / chained table, between regions.
@@ -32,6 +34,8 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <stdexcept>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -44,11 +48,26 @@
 
 namespace ferrite::logging {
 
-// One operation = one failure-atomic region in the logger's language.
+// One operation = one failure-atomic region in the logger's language,
+// holding one lock or several (acquired in the order given, which the
+// caller keeps global to avoid deadlock; released in reverse). Under ATLAS
+// the first acquire begins the outermost section and the last release ends
+// it; under SFR each acquire / release ends the current SFR, so the stores
+// made while every lock is held form one SFR.
 class Region {
  public:
-  Region(Logger& lg, int tid, Lock& l) : lg_(lg), tid_(tid), l_(l) {
-    lg_.acquire(tid_, l_);
+  static constexpr int kMaxLocks = 8;
+  Region(Logger& lg, int tid, Lock& l) : Region(lg, tid, {&l}) {}
+  Region(Logger& lg, int tid, std::initializer_list<Lock*> locks) : lg_(lg), tid_(tid) {
+    // Before taking any lock, so the other threads can run (undo_log.h,
+    // Logger::make_room).
+    lg_.make_room(tid_);
+    for (Lock* l : locks) {
+      if (l == nullptr) continue;  // a lock named twice is passed once and then null
+      if (n_ == kMaxLocks) throw std::length_error("logging::Region: more than 8 locks");
+      locks_[n_++] = l;
+    }
+    for (int i = 0; i < n_; ++i) lg_.acquire(tid_, *locks_[i]);
     if (lg_.language() == Language::kTxn) lg_.txn_begin(tid_);
   }
   // Ends the region explicitly (txn_end may throw; a destructor must not).
@@ -56,7 +75,7 @@ class Region {
     if (done_) return;
     done_ = true;
     if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
-    lg_.release(tid_, l_);
+    for (int i = n_ - 1; i >= 0; --i) lg_.release(tid_, *locks_[i]);
   }
   // On an exception (an allocation failed before any store) the region
   // ends here; an exception from ending it is dropped (a full log: the
@@ -73,7 +92,8 @@ class Region {
  private:
   Logger& lg_;
   int tid_;
-  Lock& l_;
+  Lock* locks_[kMaxLocks] = {};
+  int n_ = 0;
   bool done_ = false;
 };
 
@@ -149,18 +169,27 @@ class LoggedQueue {
 
 // --------------------------------------------------------------- hash map
 
-class LoggedMap {
+// A chained hash table of (key, payload) nodes, buckets striped over 16
+// locks, each put / erase one region. The payload is the Traits' (a value:
+// LoggedMap; a multi-field tuple: LoggedKvStore, kv_store.h), and so is
+// how a put stores it: Traits::store(lg, tid, payload, v, fresh) with fresh
+// = the node was allocated in this region (unlogged init stores), else
+// logged writes. Traits::value reads the value back; Traits::whole says
+// whether a payload is one a region left whole.
+template <class Traits>
+class LoggedHashTable {
  public:
   static constexpr int kLocks = 16;
+  using Payload = typename Traits::Payload;
   struct Node {
     std::int64_t key;
-    std::int64_t value;
+    Payload payload;
     Node* next;
   };
   struct Root {
-    static constexpr std::uint32_t kTypeTag = 0x4C47'4D50;  // "LGMP"
+    static constexpr std::uint32_t kTypeTag = Traits::kTypeTag;
     static constexpr std::uint32_t kTypeVersion = 1;
-    static constexpr const char* kTypeName = "logging::LoggedMap";
+    static constexpr const char* kTypeName = Traits::kTypeName;
     LogArea log{};
     alignas(64) Node** buckets = nullptr;  // set once, after the array is durable
     std::uint64_t nbuckets = 0;
@@ -168,10 +197,10 @@ class LoggedMap {
   static_assert(offsetof(Root, log) == 0);
   static_assert(offsetof(Root, buckets) == 576);
   static_assert(offsetof(Root, nbuckets) == 584);
-  static_assert(sizeof(Node) == 24);
+  static_assert(sizeof(Node) == 16 + sizeof(Payload));
 
-  LoggedMap(pmem::Pool& pool, std::string_view name, int threads, const LoggerOptions& opt,
-            std::uint64_t nbuckets = 64)
+  LoggedHashTable(pmem::Pool& pool, std::string_view name, int threads, const LoggerOptions& opt,
+                  std::uint64_t nbuckets = 64)
       : root_(pool.has_root(name) ? pool.root<Root>(name) : pool.create_root<Root>(name)),
         log_(pool, &root_->log, threads, opt) {
     if (root_->buckets == nullptr) {
@@ -197,14 +226,16 @@ class LoggedMap {
     Node** slot = &root_->buckets[b];
     for (Node* n = *slot; n != nullptr; n = n->next) {
       if (n->key != k) continue;
-      const std::int64_t old = n->value;
-      log_.write(tid, &n->value, v);
+      const std::int64_t old = Traits::value(n->payload);
+      // CRASH: a payload of several words may be left partly stored; their
+      // undo entries are durable first (P1), so recovery restores it whole.
+      Traits::store(log_, tid, n->payload, v, false);
       r.end();
       return old;
     }
     auto* n = static_cast<Node*>(log_.alloc(tid, sizeof(Node)));
     log_.init(tid, &n->key, k);
-    log_.init(tid, &n->value, v);
+    Traits::store(log_, tid, n->payload, v, true);
     log_.init(tid, &n->next, *slot);
     log_.write(tid, slot, n);
     r.end();
@@ -216,7 +247,7 @@ class LoggedMap {
     Node** link = &root_->buckets[b];
     for (Node* n = *link; n != nullptr; link = &n->next, n = n->next) {
       if (n->key != k) continue;
-      const std::int64_t old = n->value;
+      const std::int64_t old = Traits::value(n->payload);
       log_.write(tid, link, n->next);
       log_.retire(tid, n);
       r.end();
@@ -232,20 +263,26 @@ class LoggedMap {
     std::optional<std::int64_t> out;
     for (Node* n = root_->buckets[b]; n != nullptr; n = n->next)
       if (n->key == k) {
-        out = n->value;
+        out = Traits::value(n->payload);
         break;
       }
     l.unlock_for_read();
     return out;
   }
-  // (key, value) pairs sorted by key.
-  std::vector<std::pair<std::int64_t, std::int64_t>> items() {
+  // (key, value) pairs sorted by key; `torn` (if given) counts the payloads
+  // that are not whole (a torn multi-word update).
+  std::vector<std::pair<std::int64_t, std::int64_t>> items(std::size_t* torn = nullptr) {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    std::size_t bad = 0;
     for (auto& l : locks_) l.lock_for_read();
     for (std::uint64_t b = 0; b < root_->nbuckets; ++b)
-      for (Node* n = root_->buckets[b]; n != nullptr; n = n->next) out.emplace_back(n->key, n->value);
+      for (Node* n = root_->buckets[b]; n != nullptr; n = n->next) {
+        out.emplace_back(n->key, Traits::value(n->payload));
+        if (!Traits::whole(n->payload)) ++bad;
+      }
     for (auto& l : locks_) l.unlock_for_read();
     std::sort(out.begin(), out.end());
+    if (torn != nullptr) *torn = bad;
     return out;
   }
   Logger& logger() { return log_; }
@@ -270,6 +307,21 @@ class LoggedMap {
   Logger log_;
   Lock locks_[kLocks];
 };
+
+// The hash map: one 8-byte value per key (a put stores one word).
+struct MapPayload {
+  using Payload = std::int64_t;
+  static constexpr std::uint32_t kTypeTag = 0x4C47'4D50;  // "LGMP"
+  static constexpr const char* kTypeName = "logging::LoggedMap";
+  static std::int64_t value(const Payload& p) { return p; }
+  static bool whole(const Payload&) { return true; }
+  static void store(Logger& lg, int tid, Payload& p, std::int64_t v, bool fresh) {
+    if (fresh) lg.init(tid, &p, v);
+    else lg.write(tid, &p, v);
+  }
+};
+using LoggedMap = LoggedHashTable<MapPayload>;
+static_assert(sizeof(LoggedMap::Node) == 24);
 
 inline const bool kLoggedQueueRootRegistered =
     pmem::register_root_type<LoggedQueue::Root>(&LoggedQueue::recover_root);

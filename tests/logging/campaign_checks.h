@@ -1,0 +1,46 @@
+// tests/logging/campaign_checks.h — what the logging crash suites assert of
+// a correct campaign (no setup error, 0 violations, 0 inconclusive) and how
+// they print counters.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "common/subjects.h"
+#include "ferrite/crash/campaign.h"
+
+namespace ferrite::test::logging {
+
+inline unsigned long long ull(std::uint64_t v) { return static_cast<unsigned long long>(v); }
+
+inline void expect_clean(const crash::CampaignResult& r, const std::string& what) {
+  ASSERT_TRUE(r.error.empty()) << what << ": " << r.error;
+  EXPECT_EQ(r.violations, 0u) << what << describe(r);
+  EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
+}
+
+// A broken variant's campaign under `model`, stopped at its first catch,
+// asserted caught and printed with the first violation.
+inline crash::CampaignResult expect_caught(const crash::SubjectInfo& s, const std::string& model, std::size_t ops,
+                                           int images, const char* tag) {
+  crash::CampaignConfig cfg;
+  cfg.model = model;
+  cfg.ops = ops;
+  cfg.images = images;
+  cfg.seed = 29;
+  cfg.pool_size = std::size_t{2} << 20;
+  cfg.max_details = 1;
+  cfg.stop_after_violations = 1;  // the verdict is the first catch
+  const auto r = crash::run_campaign(s, cfg);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under " << model;
+  std::printf("[%s] %s/%s [%s]: caught, %llu violations in %llu images%s\n", tag, s.structure.c_str(),
+              s.variant.c_str(), model.c_str(), ull(r.violations), ull(r.images_checked),
+              r.details.empty() ? "" : ("; first: " + r.details[0].engine + ": " + r.details[0].reason).c_str());
+  return r;
+}
+
+}  // namespace ferrite::test::logging

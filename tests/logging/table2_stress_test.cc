@@ -1,0 +1,200 @@
+// Stress tests of the StrandWeaver paper's Table II workloads on the
+// logging library (run under TSan by the tsan preset): several threads
+// through the array swap, the red-black tree, TPCC New-Order and the
+// N-Store-like key-value store in every language-level model. Each ends in
+// a state its invariants allow (a permutation; a valid red-black tree with
+// each thread's last writes; contiguous order ids per district with every
+// order accounted for; whole tuples with each thread's last writes), and
+// with every log empty (all regions pruned).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/scale.h"
+#include "common/temp_pool.h"
+#include "ferrite/logging/array_swap.h"
+#include "ferrite/logging/handoff.h"
+#include "ferrite/logging/kv_store.h"
+#include "ferrite/logging/rb_tree.h"
+#include "ferrite/logging/tpcc.h"
+
+namespace fl = ferrite::logging;
+using ferrite::test::scaled;
+
+namespace {
+
+constexpr int kThreads = 4;
+
+// Runs body(t) on kThreads threads. A thread that is done keeps pruning
+// its deferred regions (ATLAS / SFR: a region waits for the regions of
+// other threads it acquired from) until none is left, as an application
+// thread must before it leaves: only a log's owner prunes it, and another
+// thread's regions may wait for this one's.
+template <class F>
+void run_threads(fl::Logger& lg, F&& body) {
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&body, &lg, t] {
+      body(t);
+      while (lg.deferred(t) > 0) lg.drain(t);
+    });
+  for (auto& th : ts) th.join();
+}
+
+
+
+std::uint64_t step(std::uint64_t& r) {
+  r = r * 6364136223846793005ull + 1442695040888963407ull;
+  return r >> 33;
+}
+
+// Each thread's own keys (t * 1000 + [0, 50)): put / erase / get, with the
+// answers checked against the thread's own view; returns the union.
+template <class M>
+std::vector<std::pair<std::int64_t, std::int64_t>> own_keys_workload(M& m, int ops) {
+  std::vector<std::map<std::int64_t, std::int64_t>> want(kThreads);
+  run_threads(m.logger(), [&](int t) {
+    auto& w = want[static_cast<std::size_t>(t)];
+    std::uint64_t r = 77 + static_cast<std::uint64_t>(t);
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t x = step(r);
+      const std::int64_t k = t * 1000 + static_cast<std::int64_t>(x % 50);
+      if ((x >> 20) % 3 == 0) {
+        EXPECT_EQ(m.erase(t, k).has_value(), w.count(k) == 1);
+        w.erase(k);
+      } else {
+        EXPECT_EQ(m.put(t, k, i).has_value(), w.count(k) == 1);
+        w[k] = i;
+      }
+      EXPECT_EQ(m.get(t, k).has_value(), w.count(k) == 1);
+    }
+  });
+  std::vector<std::pair<std::int64_t, std::int64_t>> all;
+  for (const auto& w : want) all.insert(all.end(), w.begin(), w.end());
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+}  // namespace
+
+class TableTwoStress : public ::testing::TestWithParam<fl::Language> {};
+
+TEST_P(TableTwoStress, ArraySwapsLeaveAPermutation) {
+  ferrite::test::TempPool pool("lg-stress-as", std::size_t{64} << 20);
+  fl::LoggedArraySwap a(*pool, "a", kThreads, {.language = GetParam()}, 64);
+  const int ops = scaled(3000, 300);
+  run_threads(a.logger(), [&](int t) {
+    std::uint64_t r = 5 + static_cast<std::uint64_t>(t);
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t x = step(r);
+      a.swap(t, x % 64, (x >> 8) % 64);
+      const std::int64_t v = a.get(t, (x >> 16) % 64);
+      EXPECT_TRUE(v >= 1 && v <= 64) << v;
+    }
+  });
+  auto got = a.snapshot();
+  std::sort(got.begin(), got.end());
+  std::vector<std::int64_t> want(64);
+  std::iota(want.begin(), want.end(), 1);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedArraySwap::Root>("a")->log).live_entries, 0u);
+}
+
+TEST_P(TableTwoStress, TheRedBlackTreeStaysValidAndEndsWithEachThreadsLastWrites) {
+  ferrite::test::TempPool pool("lg-stress-rb", std::size_t{64} << 20);
+  fl::LoggedRbTree m(*pool, "m", kThreads, {.language = GetParam()});
+  const auto all = own_keys_workload(m, scaled(2000, 200));
+  EXPECT_EQ(m.check(), "");
+  EXPECT_EQ(m.items(), all);
+  EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedRbTree::Root>("m")->log).live_entries, 0u);
+}
+
+TEST_P(TableTwoStress, NewOrdersGetContiguousIdsPerDistrictAndEveryOrderIsLinked) {
+  ferrite::test::TempPool pool("lg-stress-tc", std::size_t{64} << 20);
+  fl::LoggedTpcc tp(*pool, "t", kThreads, {.language = GetParam()}, 4, 32);
+  const int ops = scaled(1500, 150);
+  std::vector<std::vector<std::set<std::int64_t>>> ids(kThreads, std::vector<std::set<std::int64_t>>(4));
+  run_threads(tp.logger(), [&](int t) {
+    std::uint64_t r = 11 + static_cast<std::uint64_t>(t);
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t x = step(r);
+      const std::uint64_t d = x % 4;
+      ids[static_cast<std::size_t>(t)][d].insert(tp.new_order(t, d, x));
+    }
+  });
+  const auto snap = tp.snapshot();
+  ASSERT_EQ(snap[0], 4);
+  ASSERT_EQ(snap[1], 32);
+  std::int64_t total = 0;
+  for (std::size_t d = 0; d < 4; ++d) {
+    std::set<std::int64_t> all;
+    for (const auto& per : ids) all.insert(per[d].begin(), per[d].end());
+    const auto n = static_cast<std::int64_t>(all.size());
+    total += n;
+    EXPECT_EQ(snap[2 + d], n + 1) << "district " << d;  // next_o_id: every id handed out once
+    if (!all.empty()) {
+      EXPECT_EQ(*all.begin(), 1);
+      EXPECT_EQ(*all.rbegin(), n);
+    }
+  }
+  EXPECT_EQ(total, static_cast<std::int64_t>(kThreads) * ops);
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_GT(snap[2 + 4 + i], 0) << "stock of item " << i;
+  // The order lists: district d's count, then ids 1..n in order.
+  std::size_t p = 2 + 4 + 32;
+  for (std::size_t d = 0; d < 4; ++d) {
+    const auto n = snap[p];
+    EXPECT_EQ(n, snap[2 + d] - 1) << "district " << d;
+    for (std::int64_t k = 0; k < n; ++k) EXPECT_EQ(snap[p + 1 + 2 * static_cast<std::size_t>(k)], k + 1);
+    p += 1 + 2 * static_cast<std::size_t>(n);
+  }
+  EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedTpcc::Root>("t")->log).live_entries, 0u);
+}
+
+TEST_P(TableTwoStress, TheKeyValueStoreKeepsWholeTuplesAndEachThreadsLastWrites) {
+  ferrite::test::TempPool pool("lg-stress-kv", std::size_t{64} << 20);
+  fl::LoggedKvStore m(*pool, "m", kThreads, {.language = GetParam()}, 64);
+  const auto all = own_keys_workload(m, scaled(3000, 300));
+  std::size_t torn = 1;
+  EXPECT_EQ(m.items(&torn), all);
+  EXPECT_EQ(torn, 0u);
+  EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedKvStore::Root>("m")->log).live_entries, 0u);
+}
+
+// The HOPS+ paper's Figure 1 under contention (ATLAS only): early releases,
+// deferred prunes of the sections that depend on them.
+TEST(TableTwoStressHandoff, CountsEveryProduceAndFlagsOnlyProducedValues) {
+  ferrite::test::TempPool pool("lg-stress-hf", std::size_t{64} << 20);
+  fl::LoggedHandoff h(*pool, "h", kThreads, {.language = fl::Language::kAtlas});
+  const int ops = scaled(3000, 300);
+  std::vector<int> produced(kThreads, 0);
+  run_threads(h.logger(), [&](int t) {
+    std::uint64_t r = 3 + static_cast<std::uint64_t>(t);
+    for (int i = 0; i < ops; ++i) {
+      const std::uint64_t x = step(r);
+      if (x % 2 == 0) {
+        h.produce(t, (static_cast<std::int64_t>(t) + 1) << 32 | (i + 1));
+        ++produced[static_cast<std::size_t>(t)];
+      } else {
+        const std::int64_t v = h.consume(t, x >> 8);
+        EXPECT_TRUE(v == 0 || ((v >> 32) >= 1 && (v >> 32) <= kThreads)) << v;
+      }
+      h.logger().flush_deferred(t);
+    }
+  });
+  const auto snap = h.snapshot();
+  EXPECT_EQ(snap[1], std::accumulate(produced.begin(), produced.end(), 0));
+  for (int k = 0; k < fl::LoggedHandoff::kSlots; ++k) {
+    const std::int64_t v = snap[2 + static_cast<std::size_t>(k)];
+    EXPECT_TRUE(v == 0 || ((v >> 32) >= 1 && (v >> 32) <= kThreads)) << "slot " << k << ": " << v;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Languages, TableTwoStress,
+                         ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
+                         [](const auto& i) { return std::string(fl::language_name(i.param)); });
