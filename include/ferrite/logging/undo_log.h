@@ -114,6 +114,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ferrite/logging/internal/faults.h"
@@ -553,8 +554,42 @@ class Logger {
     static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= kMaxValue);
     State& s = st(tid);
     implicit_begin(s);
-    LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
     const bool fence = (opt_.faults & internal::kNoLogFence) == 0;
+    if (opt_.instrumentation == Instrumentation::kStrand) {
+      // PERSIST: a word stored again in its region. Each log/update pair
+      // has its own strand (Fig. 5), so a second undo entry for the word,
+      // which holds the first update's value as its "old" value, would be
+      // ordered after nothing of the first pair: a crash could persist it
+      // without the first entry (or the first update), and recovery would
+      // roll the word back to that intermediate value — a region partly
+      // visible (TPC-C: a repeated item's stock row), or a link to a node
+      // whose initialisation never persisted (red-black tree: a field
+      // stored twice by the fix-up). The first entry already holds the
+      // value from before the region, so a store inside a range already
+      // logged in this region is not logged again: SPA (Eq. 3) orders it
+      // after the first update, which the barrier orders after the first
+      // entry. The barrier before it orders this strand's earlier stores
+      // (a fresh node's Logger::init stores) before it, as an entry's
+      // barrier would. A store that only overlaps a logged range is joined
+      // after everything before it instead.
+      const auto a = reinterpret_cast<std::uint64_t>(addr);
+      const auto b = a + sizeof(T);
+      bool inside = false, overlaps = false;
+      for (const auto& [lo, hi] : s.logged) {
+        if (lo <= a && b <= hi) inside = true;
+        else if (a < hi && lo < b) overlaps = true;
+      }
+      if (inside && fence) {
+        persist::persist_barrier();
+        persist::store(addr, v);
+        persist::pwb(addr, sizeof(T));
+        persist::new_strand();
+        return;
+      }
+      if (overlaps && fence) persist::join_strand();
+      s.logged.emplace_back(a, b);
+    }
+    LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
         persist::pwb(e, sizeof *e);
@@ -643,6 +678,9 @@ class Logger {
     int depth = 0;
     std::vector<detail::Dep> deps;  // of the current region
     std::vector<void*> frees;       // of the current region
+    // strand: the byte ranges [lo, hi) the current region's store entries
+    // logged (write: a range logged once per region)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> logged;
     std::deque<Done> done;          // complete, not yet pruned
     // DRAM mirror of log->head, read by other threads' prune decisions
     // (acquire/release: a reader that sees it also sees the region's
@@ -744,6 +782,7 @@ class Logger {
     s.in_region = true;
     s.region = e->seq;
     s.deps.clear();
+    s.logged.clear();
     order_entry(e);
   }
 
