@@ -222,7 +222,6 @@ TEST(TableTwoCrashHandoff, AtlasUndoesTheSectionsThatDependOnAnIncompleteOne) {
   };
   for (const V& v : {V{"logging-atlas-handoff", "correct", "abstract"}, V{"logging-atlas-handoff", "correct", "x86"},
                      V{"logging-store-atlas-handoff", "correct-hops", "hops"},
-                     V{"logging-store-atlas-handoff", "correct-hops+", "hops+"},
                      V{"logging-store-atlas-handoff", "correct-strand", "strand"}}) {
     const auto& s = subject(v.structure, v.variant);
     const char* model = v.model;
