@@ -155,7 +155,19 @@ TEST(TimingModel, CyclesMoveTheExpectedWayWithEachParameter) {
       {"strand_buffers", 1, D::kStrandWeaver, true},  {"wpq", 1, D::kStrandWeaver, true},
       {"media_banks", 1, D::kStrandWeaver, true},     {"op_compute_cycles", 1000, D::kX86, false},  // hidden when the lock is the bottleneck
   };
-  for (const Case& c : cases) {
+  // The traces are recorded live, their compute gaps by rdtsc. Under the
+  // sanitizers every operation runs several times slower, so the gaps grow
+  // and a strand is drained before the next one starts: one strand buffer
+  // then costs nothing (measured under ASan: equal cycles, twice). There the
+  // strand-buffer count is checked for "never fewer cycles" only; the
+  // release build checks it strictly.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr bool kSlowTraces = true;
+#else
+  constexpr bool kSlowTraces = false;
+#endif
+  for (Case c : cases) {
+    if (kSlowTraces && std::string(c.param) == "strand_buffers") c.strictly = false;
     const fm::Trace& t = c.design == D::kX86 ? x86 : c.design == D::kHops ? hops : strand;
     fm::Config changed;
     ASSERT_TRUE(changed.set(c.param, c.value)) << c.param;
