@@ -283,6 +283,7 @@ class Machine {
   Outcome restart(const JobCtx& j, const Scratch& img, int index) const {
     Outcome o;
     sim::set_child_backing_fd(img.fd);
+    sim::sync_child_view(img.map, img.size);
     try {
       std::unique_ptr<pmem::Pool> pool;
       std::unique_ptr<Subject> subject;

@@ -179,7 +179,12 @@ struct Sim {
   sim::Turnstile turnstile = nullptr;  // controlled scheduling (campaign)
   void* turnstile_ctx = nullptr;
   bool child = false;  // in a crashed child: verbs do nothing
-  int child_backing_fd = -1;  // crashed child: pools attach as MAP_PRIVATE views of this file
+  int child_backing_fd = -1;  // crashed child: pools attach as views of this file
+  // Crashed child (a farm worker): the reusable image view, a private
+  // anonymous mapping left at the pool's base between restarts (see
+  // "Reusable image views" below). nullptr when there is none.
+  std::uint8_t* view = nullptr;
+  std::size_t view_size = 0;
   // Write tracking of the attached pool.
   bool want_tracking = tracking_default();
   bool tracking = false;
@@ -423,16 +428,70 @@ const Model* default_model() {
   return m;
 }
 
+// Reusable image views. A farm worker restarts image after image of one
+// pool. Mapping each image afresh (a private view of the image file,
+// unmapped after recovery) costs page faults, a copy-on-write fault with a
+// TLB flush for every page recovery writes, and the range's page tables at
+// every unmap: under a hypervisor, most of a campaign's CPU time
+// (docs/crash.md §5). For pools up to kViewMax the worker instead keeps one
+// private anonymous mapping at the pool's base for its lifetime: before each
+// restart sim::sync_child_view() makes it equal to the image byte for byte
+// (a compare per page, and a copy of the pages that differ: the ones the
+// last recovery wrote and the ones the new image changed), Pool::open adopts
+// it (persist::sim_maps) instead of mapping the file, and the pool's close
+// leaves it. Recovery still sees exactly the image and nothing of the
+// crashed run, and its writes never reach the image file.
+constexpr std::size_t kViewMax = std::size_t{4} << 20;  // at 8 MiB the page compare costs as much as the faults
+
+void drop_view(Sim& s) {
+  if (s.view != nullptr) ::munmap(s.view, s.view_size);
+  s.view = nullptr;
+  s.view_size = 0;
+}
+
+bool maps(void* base, std::size_t size) {
+  Sim& s = g();
+  if (!s.child || s.child_backing_fd < 0 || s.view == nullptr) return false;
+  if (s.view == base && s.view_size == size) return true;
+  // A pool elsewhere (or of another size) over the view's range: give the
+  // range back so that the pool can map it.
+  const auto b = reinterpret_cast<std::uintptr_t>(base), v = reinterpret_cast<std::uintptr_t>(s.view);
+  if (b < v + s.view_size && v < b + size) drop_view(s);
+  return false;
+}
+
+// A private copy of the crash image at [base, base+size), kept as the view.
+void make_view(Sim& s, void* base, std::size_t size) {
+  drop_view(s);
+  void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  if (p == MAP_FAILED) sys_fail("mmap (reusable view of the crash image)");
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t r =
+        ::pread(s.child_backing_fd, static_cast<std::uint8_t*>(base) + done, size - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) sys_fail("pread (the crash image into its view)");
+    done += static_cast<std::size_t>(r);
+  }
+  s.view = static_cast<std::uint8_t*>(base);
+  s.view_size = size;
+}
+
 const persist::Backend* attach(void* base, std::size_t size) {
   Sim& s = g();
   // CRASH: a crashed child re-opens the pool on a crash image; nothing is
   // simulated there (and the lock may be held by the thread that forked).
   if (s.child) {
-    if (s.child_backing_fd >= 0) {
+    if (s.child_backing_fd >= 0 && !(s.view == base && s.view_size == size)) {
       // CRASH: recovery must not write the image file (the next image reuses
-      // it): replace the pool's fresh shared mapping by a private view.
-      void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, s.child_backing_fd, 0);
-      if (p == MAP_FAILED) sys_fail("mmap (private view of the crash image)");
+      // it): replace the pool's fresh shared mapping by a private copy (a
+      // small pool's is kept as the reusable view) or a private view.
+      if (size <= kViewMax) {
+        make_view(s, base, size);
+      } else {
+        void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, s.child_backing_fd, 0);
+        if (p == MAP_FAILED) sys_fail("mmap (private view of the crash image)");
+      }
     }
     // Whatever the parent tracked is not this mapping.
     const auto b = reinterpret_cast<std::uintptr_t>(base);
@@ -520,7 +579,7 @@ void detach(void* base) {
 
 }  // namespace
 
-void enable_sim() { persist::set_sim_hooks({&attach, &detach}); }
+void enable_sim() { persist::set_sim_hooks({&attach, &detach, &maps}); }
 
 std::size_t CrashState::dirty_count() const {
   return static_cast<std::size_t>(std::count(dirty.begin(), dirty.end(), true));
@@ -659,10 +718,28 @@ CrashState capture() {
 }
 
 void enter_child() { g().child = true; }
-void leave_child() { g().child = false; }
+void leave_child() {
+  Sim& s = g();
+  drop_view(s);  // pools attached from now on are live and map their file
+  s.child = false;
+}
 int media_fd() { return g().media.fd; }
 std::uint8_t* media_data() { return g().media.get(); }
-void set_child_backing_fd(int fd) { g().child_backing_fd = fd; }
+void set_child_backing_fd(int fd) {
+  Sim& s = g();
+  if (fd < 0) drop_view(s);
+  s.child_backing_fd = fd;
+}
+void sync_child_view(const std::uint8_t* image, std::size_t size) {
+  Sim& s = g();
+  if (s.view == nullptr) return;
+  if (size != s.view_size) {
+    drop_view(s);
+    return;
+  }
+  for (std::size_t off = 0; off < size; off += kPage)
+    if (std::memcmp(s.view + off, image + off, kPage) != 0) std::memcpy(s.view + off, image + off, kPage);
+}
 
 }  // namespace sim
 }  // namespace ferrite::crash

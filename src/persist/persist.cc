@@ -246,7 +246,7 @@ const Backend* make_backend(const BackendConfig& cfg) {
 }
 
 namespace {
-SimHooks g_sim_hooks{nullptr, nullptr};
+SimHooks g_sim_hooks{nullptr, nullptr, nullptr};
 }
 void set_sim_hooks(const SimHooks& hooks) { g_sim_hooks = hooks; }
 const Backend* sim_attach(void* base, std::size_t size) {
@@ -256,6 +256,9 @@ const Backend* sim_attach(void* base, std::size_t size) {
 }
 void sim_detach(void* base) {
   if (g_sim_hooks.detach != nullptr) g_sim_hooks.detach(base);
+}
+bool sim_maps(void* base, std::size_t size) {
+  return g_sim_hooks.maps != nullptr && g_sim_hooks.maps(base, size);
 }
 
 void install(const Backend* backend) {

@@ -167,6 +167,7 @@ struct Pool::Impl {
   Media media = Media::kFile;
   PoolOptions opts;
   bool registered = false;
+  bool borrowed = false;  // the crash simulator owns the mapping (persist::sim_maps)
   void* replica = nullptr;
 
   mutable std::mutex root_mu;  // guards hdr, slot, pending, the root arena, replica

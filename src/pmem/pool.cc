@@ -24,7 +24,7 @@ using detail::hex;
 Pool::Impl::~Impl() {
   if (replica != nullptr) ::munmap(replica, size);
   if (registered) unregister_backend();
-  if (base != nullptr) {
+  if (base != nullptr && !borrowed) {
     // Regular files are only durable through the page cache: flush it.
     if (media == Media::kFile) ::msync(base, size, MS_SYNC);
     ::munmap(base, size);
@@ -35,6 +35,9 @@ Pool::Impl::~Impl() {
 void Pool::Impl::register_backend() {
   detail::register_backend(opts.backend, base, size, path);
   registered = true;
+  // A crash worker's first restart of an image: attaching replaced the
+  // pool's mapping by the simulator's reusable view, which outlives the pool.
+  if (opts.backend.kind == persist::BackendConfig::Kind::kSim && persist::sim_maps(base, size)) borrowed = true;
 }
 
 void Pool::Impl::unregister_backend() {
@@ -184,7 +187,13 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   detail::lock_file(im->fd, path);
   detail::FileState fs = detail::load_and_validate(im->fd, path);
   im->size = fs.hdr.pool_size;
-  if (!detail::map_fixed(im->fd, fs.hdr.base, im->size, true, &im->media))
+  // A crash worker's restarted machine: the simulator holds a view of this
+  // very image at the base (src/crash/sim.cc, reusable views).
+  im->borrowed = opts.backend.kind == persist::BackendConfig::Kind::kSim &&
+                 persist::sim_maps(reinterpret_cast<void*>(fs.hdr.base), im->size);
+  if (im->borrowed)
+    im->media = Media::kTmpfs;
+  else if (!detail::map_fixed(im->fd, fs.hdr.base, im->size, true, &im->media))
     fail(Errc::kBaseUnavailable, path,
          "its base address " + hex(fs.hdr.base) + " (+" + std::to_string(im->size) +
              " bytes) is taken in this process" +

@@ -221,6 +221,11 @@ void leave_child();
 // In a crashed child: pools opened from now on (on a crash image file) map
 // that file MAP_PRIVATE (fd of the same file), so recovery never writes it.
 void set_child_backing_fd(int fd);
+// In a crashed child, before it opens the next image of the same file: make
+// the reusable view of a small pool (kept at the pool's base between
+// restarts) equal to `image` (the file's `size` bytes). A view of another
+// size is dropped. No-op without a view.
+void sync_child_view(const std::uint8_t* image, std::size_t size);
 // The media image is a memfd: this descriptor (-1 when detached). A crashed
 // child writes an image's lines into it (the parent is blocked meanwhile),
 // opens it as the pool, and restores the media lines before it exits.

@@ -137,11 +137,16 @@ const Backend* make_backend(const BackendConfig& cfg);
 struct SimHooks {
   const Backend* (*attach)(void* base, std::size_t size);
   void (*detach)(void* base);
+  // True when the simulator already holds a mapping of exactly [base,
+  // base+size) with the pool file's contents (a crash worker's reusable
+  // image view): the pool then maps and unmaps nothing itself. May be null.
+  bool (*maps)(void* base, std::size_t size) = nullptr;
 };
 void set_sim_hooks(const SimHooks& hooks);
 // Throws std::logic_error when no simulator registered its hooks.
 const Backend* sim_attach(void* base, std::size_t size);
 void sim_detach(void* base);
+bool sim_maps(void* base, std::size_t size);
 
 // The table in force. Default: hardware with the detected instruction.
 void install(const Backend* backend);
