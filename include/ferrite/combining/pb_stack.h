@@ -223,6 +223,11 @@ class PBStackObject {
   std::vector<Node*> recycle_;  // the recycling stack (volatile)
 };
 
+// With the top cache the state is 16 bytes: the record of a stack for up to
+// 3 threads is one line (16 header + 8 Deactivate bits + 16 state + 3 x 8
+// responses), so a round at one or two threads writes back one line.
+static_assert(RecLayout{3, TagKind::kBit, sizeof(PBStackObject<kNoFaults>::State)}.total() == 64);
+
 template <unsigned Faults = kNoFaults>
 class PBStack {
  public:
