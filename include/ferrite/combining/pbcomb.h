@@ -74,6 +74,11 @@
 //  * The record (stamp and checksum included) is durable (psync) before
 //    Lock is released, so every served thread returns after its effect is
 //    durable; the LockVal rule (l.12) is kept as in the paper.
+//  * The checksum is computed over the round's final contents (the DRAM
+//    image after simulate): a record verifies only if every word recovery
+//    reads is this round's. The order of the stores into dst does not
+//    matter (nothing of dst is relied on before the psync); sealing dst
+//    before its data is in it does (broken variant stamp-before-data).
 //  * Recovery: the valid record with the newer round (mod 2^40) is current.
 //
 // Persistence invariants (paper round).
