@@ -34,6 +34,9 @@ FERRITE_REGISTER_ADAPTER(PBFloat<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoChecksumCheck>,
                          fa::ferrite_broken("pbcomb-float", "pbcomb", "no-checksum-check",
                              "PBcomb's stamped round: recovery trusts the newest round stamp without its checksum"));
+FERRITE_REGISTER_ADAPTER(PBFloat<fc::kSealBeforeFill>,
+                         fa::ferrite_broken("pbcomb-float", "pbcomb", "stamp-before-data",
+                             "PBcomb's stamped round: the stamp and checksum seal the record before the round's data is in it"));
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPsyncBeforeUnlock>,
                          fa::ferrite_broken("pbcomb-float", "pbcomb", "no-psync",
                              "PBcomb without the psync before unlock (Alg. 2 l.27)"));

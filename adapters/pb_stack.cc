@@ -1,5 +1,5 @@
 // adapters/pb_stack.cc — PBstack (include/ferrite/combining/pb_stack.h):
-// elimination + recycling, its two ablations, and the broken variants.
+// elimination + recycling + the top cache, its ablations, and the broken variants.
 #include "combining.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_stack.h"
@@ -28,7 +28,10 @@ using NoElim = PBStack<0, false, true>;
 using NoRec = PBStack<0, true, false>;
 using NoNodePwb = PBStack<fc::kNoNodePwb, false, true>;
 using NoPsync = PBStack<fc::kNoPsyncBeforeUnlock, true, true>;
-using Paper = PBStack<fc::kPaperRound, true, true>;
+// The paper's PBstack: the paper's round and the paper's state (top only).
+using Paper = PBStack<fc::kPaperRound | fc::kNoTopCache, true, true>;
+using NoCache = PBStack<fc::kNoTopCache, true, true>;
+using StampBeforeData = PBStack<fc::kSealBeforeFill, false, true>;
 using NoOutsideFence = PBStack<fc::kNoOutsideFence, false, true>;
 using NoChecksumCheck = PBStack<fc::kNoChecksumCheck, false, true>;
 
@@ -47,7 +50,13 @@ FERRITE_REGISTER_ADAPTER(NoNodePwb,
                              "PBstack: new nodes are not written back before the state"));
 FERRITE_REGISTER_ADAPTER(Paper,
                          fa::ferrite_ablation("pb-stack", "pbcomb", "paper",
-                             "PBstack with the paper's round (StateRec pwb, pfence, MIndex pwb, psync)"));
+                             "PBstack as in the paper: its round (StateRec pwb, pfence, MIndex pwb, psync), state = top only"));
+FERRITE_REGISTER_ADAPTER(NoCache,
+                         fa::ferrite_ablation("pb-stack", "pbcomb", "no-cache",
+                             "PBstack without the top cache (every push writes a node; the stamped round)"));
+FERRITE_REGISTER_ADAPTER(StampBeforeData,
+                         fa::ferrite_broken("pb-stack", "pbcomb", "stamp-before-data",
+                             "PBstack: the round stamps and seals the record before its data is in it"));
 FERRITE_REGISTER_ADAPTER(NoOutsideFence,
                          fa::ferrite_broken("pb-stack", "pbcomb", "no-outside-fence",
                              "PBstack's stamped round without the pfence between the nodes' and the record's write-backs"));

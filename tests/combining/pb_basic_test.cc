@@ -128,15 +128,20 @@ TEST(PBStack, LifoAndReopen) {
   EXPECT_EQ(s->pop(1), std::nullopt);
 }
 
-TEST(PBStack, RecyclingReusesNodesInAllocationOrder) {
+// The top cache holds the topmost value: 8 pushes create 7 nodes (the
+// paper's state, kNoTopCache: 8). Popped nodes come back in allocation order.
+template <unsigned F>
+void recycling_reuses_nodes_in_allocation_order(std::size_t nodes) {
   TempPool tp("stackrec");
-  auto s = fc::PBStack<>::create(*tp, "s", 1);
+  auto s = fc::PBStack<F>::create(*tp, "s", 1);
   std::uint64_t seq = 0;
   for (int i = 0; i < 8; ++i) s->push(0, ++seq, i);
   std::vector<const fc::PBStackNode*> first;
   for (const auto* n = s->top(); n != nullptr; n = n->next) first.push_back(n);
+  EXPECT_EQ(first.size(), nodes);
+  EXPECT_EQ(s->values(), (std::vector<std::int64_t>{7, 6, 5, 4, 3, 2, 1, 0}));
   for (int i = 0; i < 8; ++i) s->pop(0, ++seq);
-  EXPECT_EQ(s->object().recycled(), 8u);
+  EXPECT_EQ(s->object().recycled(), nodes);
   for (int i = 0; i < 8; ++i) s->push(0, ++seq, 100 + i);
   std::vector<const fc::PBStackNode*> second;
   for (const auto* n = s->top(); n != nullptr; n = n->next) second.push_back(n);
@@ -144,6 +149,51 @@ TEST(PBStack, RecyclingReusesNodesInAllocationOrder) {
   EXPECT_EQ(s->object().recycled(), 0u);
   // Consecutive allocation: ascending addresses from bottom to top.
   for (std::size_t i = 1; i < second.size(); ++i) EXPECT_GT(second[i - 1], second[i]);
+}
+TEST(PBStack, RecyclingReusesNodesInAllocationOrder) { recycling_reuses_nodes_in_allocation_order<0>(7); }
+TEST(PBStack, RecyclingReusesNodesInAllocationOrderWithoutTheTopCache) {
+  recycling_reuses_nodes_in_allocation_order<fc::kNoTopCache>(8);
+}
+
+// The top cache: at one thread, push/pop pairs write back the record's one
+// line per operation and fence nothing (the paper's state: a push also
+// writes back its node and fences: 1.5 pwb and 0.5 pfence per operation).
+TEST(PBStack, PushPopPairsWriteBackOneLinePerOperation) {
+  TempPool tp("stacklines");
+  auto count = [&](auto& s) {
+    std::uint64_t seq = 0;
+    s->push(0, ++seq, 1);  // a value below the pairs: pops never find the stack empty
+    s->push(0, ++seq, 2);
+    s->pop(0, ++seq);
+    const auto before = ferrite::persist::thread_counters();
+    for (int i = 0; i < 50; ++i) {
+      s->push(0, ++seq, 10 + i);
+      EXPECT_EQ(s->pop(0, ++seq), 10 + i);
+    }
+    return ferrite::persist::thread_counters() - before;
+  };
+  auto cached = fc::PBStack<>::create(*tp, "c", 2);
+  const auto c = count(cached);
+  EXPECT_EQ(c[ferrite::persist::Verb::kPwb], 100u);
+  EXPECT_EQ(c[ferrite::persist::Verb::kPfence], 0u);
+  EXPECT_EQ(c[ferrite::persist::Verb::kPsync], 100u);
+  EXPECT_EQ(cached->values(), std::vector<std::int64_t>{1});
+  auto plain = fc::PBStack<fc::kNoTopCache>::create(*tp, "p", 2);
+  const auto p = count(plain);
+  EXPECT_EQ(p[ferrite::persist::Verb::kPwb], 150u);
+  EXPECT_EQ(p[ferrite::persist::Verb::kPfence], 50u);
+  EXPECT_EQ(p[ferrite::persist::Verb::kPsync], 100u);
+}
+
+// A pool written with one stack state layout refuses the other's attach
+// with a clear error (the state size is in the persistent root).
+TEST(PBStack, TheTopCacheAndThePapersStateDoNotAttachToEachOther) {
+  TempPool tp("stackkinds");
+  fc::PBStack<>::create(*tp, "c", 2)->push(0, 1, 5);
+  fc::PBStack<fc::kNoTopCache>::create(*tp, "p", 2);
+  EXPECT_THROW(fc::PBStack<fc::kNoTopCache>::attach(*tp, "c", 2), std::invalid_argument);
+  EXPECT_THROW(fc::PBStack<>::attach(*tp, "p", 2), std::invalid_argument);
+  EXPECT_EQ(fc::PBStack<>::attach(*tp, "c", 2)->values(), std::vector<std::int64_t>{5});
 }
 
 TEST(PBStack, RecoverAnswersPendingOps) {

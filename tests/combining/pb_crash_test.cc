@@ -131,10 +131,10 @@ INSTANTIATE_TEST_SUITE_P(PB, PBCorrectMT,
                            return s;
                          });
 
-TEST(PBCorrectVariants, StackAndQueueWithoutEliminationOrRecyclingSurviveEveryCrashPoint) {
+TEST(PBCorrectVariants, StackAndQueueWithoutEliminationRecyclingOrTopCacheSurviveEveryCrashPoint) {
   for (const auto& model : cr::writeback_model_names())
   for (const auto& [st, v] : {std::pair{"pb-stack", "correct-no-elim"}, std::pair{"pb-stack", "correct-no-rec"},
-                              std::pair{"pb-queue", "correct-no-rec"}}) {
+                              std::pair{"pb-stack", "correct-no-cache"}, std::pair{"pb-queue", "correct-no-rec"}}) {
     cr::CampaignConfig cfg;
     cfg.model = model;
     cfg.ops = static_cast<std::size_t>(scaled(200, 20));
@@ -235,6 +235,8 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
 INSTANTIATE_TEST_SUITE_P(PB, PBBroken,
                          ::testing::Values(Broken{"pbcomb-float", "no-pfence"}, Broken{"pbcomb-float", "no-psync"},
                                            Broken{"pbcomb-float", "no-checksum-check"},
+                                           Broken{"pbcomb-float", "stamp-before-data"},
+                                           Broken{"pb-stack", "stamp-before-data"},
                                            Broken{"pb-stack", "no-node-pwb"}, Broken{"pb-stack", "no-psync"},
                                            Broken{"pb-stack", "no-outside-fence"}, Broken{"pb-stack", "no-checksum-check"},
                                            Broken{"pb-queue", "no-topersist"}, Broken{"pb-queue", "no-oldtail"},

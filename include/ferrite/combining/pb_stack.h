@@ -3,12 +3,25 @@
 // "Memory Management"; Algorithms 1–2 for the protocol).
 //
 // What it is. A linked list of 16-byte nodes in the pool; the PBcomb state
-// is just `top`. The combiner serves the round's pushes and pops on its copy
-// of top: a push takes a node (recycling stack first, else the combiner's
-// heap arena: consecutive addresses), fills it and links it on top; a pop
-// unlinks top and answers its value. Optional elimination pairs off a push
-// and a pop of the same round without touching the list (linearized push
-// then pop).
+// is `top` and, in Ferrite's default design, a *top cache*: one value slot
+// `cached` that holds the stack's topmost element when it is not in a node
+// (layout v4; the paper's state is `top` alone — the `pb-stack-no-cache`
+// and `pb-stack-paper` ablations, Faults bit kNoTopCache). The stack is
+// `cached` (if present) above the list from `top`. The combiner serves the
+// round's pushes and pops on its copy of the state: a push into an empty
+// cache only sets `cached`; a push onto a full cache spills `cached` into a
+// node (recycling stack first, else the combiner's heap arena: consecutive
+// addresses) linked on top, and caches the new value; a pop takes `cached`
+// if present, else unlinks top and answers its value. Optional elimination
+// pairs off a push and a pop of the same round without touching the state
+// (linearized push then pop).
+//
+// Why the cache. The state lives in the StateRec, whose line a round writes
+// back anyway. Without the cache every push also writes back a node line
+// and fences before the record (push/pop pairs: 1.5 pwb and 0.5 pfence per
+// operation at one thread); with it a push onto an empty cache and a pop of
+// the cached value write back the record's line only (1 pwb, no pfence),
+// and a run of pushes creates one node per push after the first, as before.
 //
 // Thread safety: push/pop/recover are safe from distinct thread ids in
 // [0, n) concurrently (one operation per id at a time).
@@ -18,27 +31,32 @@
 // or freed only after the round that removed it is durable (after Alg. 2
 // l.27), so the durable state never names a reused node. Nodes are reused
 // in the order they were popped, which puts them back in allocation order
-// (§5 Memory Management, persistence principle 3).
+// (§5 Memory Management, persistence principle 3). `cached` is kNoCached
+// (INT64_MIN, a value no push may store: check_value) or a pushed value.
 //
 // Persistence invariants. New nodes (value, next) are written back in
 // Policy::before_persist, i.e. before the StateRec (Alg. 2 l.22) and the
-// pfence (l.23) that orders both before MIndex: a durable top names durable
-// nodes. Responses are values copied into ReturnVal, so a response never
+// fence that orders both before the record's switch (the paper's l.23, or
+// the stamped round's pfence): a durable top names durable nodes. `cached`
+// is part of the state: durable with the record, in its one write-back
+// range. Responses are values copied into ReturnVal, so a response never
 // depends on a node that may be recycled (state copy self-contained).
 //
 // Recovery. The pool rebuilds the heap's free lists when it opens
 // (pmem::Pool::recover): PBStackRoot's registered hook (recover_root)
 // marks the StateRecs and every node reachable from the current MemState's
-// top, from the root alone; every node not reachable (popped, on the
-// volatile recycling stack, or allocated by a round that did not become
-// durable) is free again. attach() only re-attaches (it frees nothing).
-// Pending operations: recover(tid, seq, op, v) (Alg. 1 l.3–6).
+// top, from the root alone (top is the state's first word in both
+// layouts); every node not reachable (popped, on the volatile recycling
+// stack, or allocated by a round that did not become durable) is free
+// again. attach() only re-attaches (it frees nothing). Pending operations:
+// recover(tid, seq, op, v) (Alg. 1 l.3–6).
 #pragma once
 
 #include <bit>
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -65,7 +83,9 @@ struct PBStackOptions {
 
 struct PBStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425354;  // "PBST"
-  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
+  // v4: the state may hold the top cache (state_bytes 16; 8 without it);
+  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps.
+  static constexpr std::uint32_t kTypeVersion = 4;
   static constexpr const char* kTypeName = "combining::PBStack";
   PBCombRoot comb;
   explicit PBStackRoot(const PBCombRoot& c)
@@ -73,21 +93,38 @@ struct PBStackRoot {
              static_cast<TagKind>(c.tag_kind), c.design) {}
 };
 
-// The sequential stack, as a PBcomb policy. State: PBStackNode* top.
+// The sequential stack, as a PBcomb policy. State: { PBStackNode* top;
+// int64 cached; } (kNoTopCache: { top }).
 template <unsigned Faults>
 class PBStackObject {
  public:
   static constexpr TagKind kTag = TagKind::kBit;
+  static constexpr bool kTopCache = (Faults & kNoTopCache) == 0;
+  // An empty cache: INT64_MIN (kEmptyWord's value), which check_value
+  // refuses as a pushed value.
+  static constexpr std::int64_t kNoCached = std::numeric_limits<std::int64_t>::min();
   using Node = PBStackNode;
+  struct State {
+    Node* top;
+    std::int64_t cached;  // kTopCache only
+  };
 
   PBStackObject(pmem::Heap* heap, PBStackOptions opts) : heap_(heap), opts_(opts) {}
 
-  std::size_t state_bytes() const { return sizeof(Node*); }
-  std::size_t used_bytes(const void*) const { return sizeof(Node*); }
-  void init_state(void* st) const { *static_cast<Node**>(st) = nullptr; }
+  std::size_t state_bytes() const { return kTopCache ? sizeof(State) : sizeof(Node*); }
+  std::size_t used_bytes(const void*) const { return state_bytes(); }
+  void init_state(void* st) const {
+    auto* s = static_cast<State*>(st);
+    s->top = nullptr;
+    if constexpr (kTopCache) s->cached = kNoCached;
+  }
 
   void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int tid) {
-    Node* top = *static_cast<Node**>(st);
+    auto* s = static_cast<State*>(st);
+    // The state is read and written whole (state_bytes of it: without the
+    // cache, `cached` is not part of the record and is never touched).
+    State cur{s->top, kNoCached};
+    if constexpr (kTopCache) cur.cached = s->cached;
     if (opts_.elimination) {
       pushes_.clear();
       pops_.clear();
@@ -98,13 +135,14 @@ class PBStackObject {
         resp[pushes_[j]] = kAckWord;
         resp[pops_[j]] = value_word(a[pushes_[j]].arg);
       }
-      for (std::size_t j = m; j < pushes_.size(); ++j) resp[pushes_[j]] = push(top, a[pushes_[j]].arg, tid);
-      for (std::size_t j = m; j < pops_.size(); ++j) resp[pops_[j]] = pop(top);
+      for (std::size_t j = m; j < pushes_.size(); ++j) resp[pushes_[j]] = push(cur, a[pushes_[j]].arg, tid);
+      for (std::size_t j = m; j < pops_.size(); ++j) resp[pops_[j]] = pop(cur);
     } else {
       for (std::size_t i = 0; i < k; ++i)
-        resp[i] = a[i].op == OpCode::kPush ? push(top, a[i].arg, tid) : pop(top);
+        resp[i] = a[i].op == OpCode::kPush ? push(cur, a[i].arg, tid) : pop(cur);
     }
-    *static_cast<Node**>(st) = top;
+    s->top = cur.top;
+    if constexpr (kTopCache) s->cached = cur.cached;
   }
 
   bool before_persist(void*, int) {
@@ -133,7 +171,21 @@ class PBStackObject {
   std::size_t recycled() const { return recycle_.size(); }
 
  private:
-  std::uint64_t push(Node*& top, std::int64_t v, int tid) {
+  std::uint64_t push(State& s, std::int64_t v, int tid) {
+    if constexpr (kTopCache) {
+      if (s.cached == kNoCached) {
+        // PERSIST: the value is part of the state, written back with the
+        // record in the round's one range (Alg. 2 l.22): no node, no fence.
+        s.cached = v;
+        return kAckWord;
+      }
+      // The cached value moves into a node below v. CRASH: the node is new
+      // (or recycled after the round that popped it was durable); the
+      // durable record still names the old top and holds the old cached
+      // value until this round's record is durable, and the node is written
+      // back and fenced before it (before_persist).
+      std::swap(v, s.cached);
+    }
     Node* n;
     if (!recycle_.empty()) {
       n = recycle_.back();  // last popped = deepest = allocated earliest
@@ -142,15 +194,22 @@ class PBStackObject {
       n = static_cast<Node*>(heap_->alloc(sizeof(Node), tid));
     }
     n->value = v;
-    n->next = top;
-    top = n;
+    n->next = s.top;
+    s.top = n;
     new_nodes_.push_back(n);
     return kAckWord;
   }
-  std::uint64_t pop(Node*& top) {
-    if (top == nullptr) return kEmptyWord;
-    Node* n = top;
-    top = n->next;
+  std::uint64_t pop(State& s) {
+    if constexpr (kTopCache) {
+      if (s.cached != kNoCached) {
+        const std::int64_t v = s.cached;
+        s.cached = kNoCached;
+        return value_word(v);
+      }
+    }
+    if (s.top == nullptr) return kEmptyWord;
+    Node* n = s.top;
+    s.top = n->next;
     retired_.push_back(n);
     return value_word(n->value);
   }
@@ -163,6 +222,11 @@ class PBStackObject {
   std::vector<Node*> retired_;
   std::vector<Node*> recycle_;  // the recycling stack (volatile)
 };
+
+// With the top cache the state is 16 bytes: the record of a stack for up to
+// 3 threads is one line (16 header + 8 Deactivate bits + 16 state + 3 x 8
+// responses), so a round at one or two threads writes back one line.
+static_assert(RecLayout{3, TagKind::kBit, sizeof(PBStackObject<kNoFaults>::State)}.total() == 64);
 
 template <unsigned Faults = kNoFaults>
 class PBStack {
@@ -224,6 +288,10 @@ class PBStack {
   // variant's garbage: stops at a repeated or foreign node).
   std::vector<std::int64_t> values() const {
     std::vector<std::int64_t> out;
+    if constexpr (Object::kTopCache) {
+      const std::int64_t c = static_cast<const typename Object::State*>(comb_.state())->cached;
+      if (c != Object::kNoCached) out.push_back(c);
+    }
     std::unordered_set<const Node*> seen;
     for (const Node* n = top(); n != nullptr; n = n->next) {
       if (!pool_->contains(n, sizeof(Node)) || !seen.insert(n).second) {
@@ -234,6 +302,7 @@ class PBStack {
     }
     return out;
   }
+  // The list's top node (below the cached value, if any).
   const Node* top() const { return *static_cast<Node* const*>(comb_.state()); }
 
   // Marks the StateRecs, the root and the nodes from the current top.

@@ -74,6 +74,11 @@
 //  * The record (stamp and checksum included) is durable (psync) before
 //    Lock is released, so every served thread returns after its effect is
 //    durable; the LockVal rule (l.12) is kept as in the paper.
+//  * The checksum is computed over the round's final contents (the DRAM
+//    image after simulate): a record verifies only if every word recovery
+//    reads is this round's. The order of the stores into dst does not
+//    matter (nothing of dst is relied on before the psync); sealing dst
+//    before its data is in it does (broken variant stamp-before-data).
 //  * Recovery: the valid record with the newer round (mod 2^40) is current.
 //
 // Persistence invariants (paper round).
@@ -603,6 +608,15 @@ class PBComb {
       sh.set_ret(active_[i].tid, resp_[i]);
       sh.set_tag(active_[i].tid, active_tag_[i]);
     }
+    // The broken variant stamp-before-data seals dst (stamp + checksum)
+    // before the round's data is in it: the checksum covers dst's old
+    // contents. (With the checksum computed over the round's own contents,
+    // the order of the stores into dst does not matter: nothing of dst is
+    // relied on before the psync, and a torn mix fails the checksum.)
+    if constexpr ((Faults & kSealBeforeFill) != 0)
+      early_seal_ = rec_checksum(dst.base, RecLayout::stamp(RecLayout::round_of(sh.word(0)) + 1,
+                                                            pol_->used_bytes(sh.state())),
+                                 layout_);
     // l.15 with l.18–21's effects: MemState[ind] := the new state.
     write_rec(sh, dst, k);
     stats_.record(k);
@@ -664,6 +678,7 @@ class PBComb {
     // The image holds the whole new record: its checksum is dst's.
     sh.word(0) = stamp;
     sh.word(1) = rec_checksum(sh.base, stamp, layout_);
+    if constexpr ((Faults & kSealBeforeFill) != 0) sh.word(1) = early_seal_;
     dst.word(0) = stamp;
     dst.word(1) = sh.word(1);
     // PERSIST: l.22 + l.26 in one — the record's lines this round changed:
@@ -760,6 +775,7 @@ class PBComb {
   std::vector<int> prev_served_;  // threads the previous round served (their entries changed)
   std::vector<std::uint64_t> shadow_buf_;  // DRAM image of MemState[MIndex] (combiners only)
   int full_copies_ = 2;           // rounds after attach that copy every entry
+  std::uint64_t early_seal_ = 0;  // kSealBeforeFill only
   std::size_t pair_skew_ = 0;             // entry_off() % kCacheLine
   std::vector<Active> active_;
   std::vector<std::uint64_t> active_tag_;

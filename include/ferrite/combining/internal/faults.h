@@ -24,6 +24,7 @@ enum Fault : unsigned {
   kNoChecksumCheck = 1u << 12,     // recovery trusts the newest round stamp without its checksum
   kNoOutsideFence = 1u << 13,      // no pfence between the nodes' write-backs and the record's
   kHeadOnly = 1u << 14,            // a round writes back only the record's head, not its changed entry lines
+  kSealBeforeFill = 1u << 6,       // the stamp and checksum are computed over dst before the round's data is in it
 };
 
 // Not a fault: the PBcomb paper's exact round (Alg. 2 l.22–27: the record's
@@ -34,6 +35,10 @@ inline constexpr unsigned kPaperRound = 1u << 11;
 // back to the pool's heap; enqueues allocate from it) — the PBcomb paper's
 // recycling ablation (§6), `pb-queue-no-rec`.
 inline constexpr unsigned kNoRecycling = 1u << 15;
+// Not a fault: PBstack without the top cache (its state is the paper's
+// `top` alone; every push creates a node) — `pb-stack-no-cache`, and the
+// paper's stack in `pb-stack-paper`.
+inline constexpr unsigned kNoTopCache = 1u << 18;
 
 
 namespace pwf_fault {
