@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -318,6 +319,54 @@ TEST(UndoLog, ASectionIsPrunedOnlyAfterTheSectionsItDependsOn) {
   EXPECT_EQ(lg.deferred(0), 0u);
   lg.flush_deferred(1);
   EXPECT_EQ(lg.deferred(1), 0u);
+  EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
+}
+
+// A thread that leaves with a deferred section (it never calls drain) does
+// not stall the others: a thread waiting for room prunes the leaver's
+// section once its dependency is pruned. Thread 1's section acquires A
+// from thread 0's open section (released early) and is deferred; thread 1
+// then runs nothing more. Every later section of thread 0 on A depends on
+// it, so without the help thread 0's log fills: make_room gives up after
+// Logger::kMaxWait and append throws inside a section, with A held (the
+// 8-thread ATLAS traces hung in Logger::acquire so).
+TEST(UndoLog, AWaitingThreadPrunesTheDeferredSectionsOfAThreadThatLeft) {
+  ferrite::test::TempPool pool("lg-help", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  fl::LoggerOptions o;
+  o.language = fl::Language::kAtlas;
+  o.capacity = 2 * fl::Logger::kRoom;
+  fl::Logger lg(*pool, &c->log, 2, o);
+  fl::Lock a, b;
+  lg.acquire(0, a);
+  lg.acquire(0, b);
+  lg.write(0, &c->data, std::uint64_t{1});
+  lg.release(0, a);  // early: thread 0's section stays open
+  lg.acquire(1, a);
+  lg.write(1, &c->flag, std::uint64_t{1});
+  lg.release(1, a);
+  ASSERT_EQ(lg.deferred(1), 1u);
+  lg.release(0, b);  // thread 0's section ends and is pruned
+  ASSERT_EQ(lg.deferred(0), 0u);
+  // Thread 1 has left. Thread 0: 3 entries per section, 10 rings' worth.
+  constexpr int kSections = 10 * 2 * static_cast<int>(fl::Logger::kRoom) / 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0;
+  EXPECT_NO_THROW({
+    // Stops at the first wait that ran out (make_room's bound): without the
+    // help each of the next ~kRoom / 3 sections would wait it out again.
+    for (int i = 1; i <= kSections && std::chrono::steady_clock::now() - t0 < fl::Logger::kMaxWait; ++i) {
+      fl::Region r(lg, 0, a);
+      lg.write(0, &c->x, static_cast<std::uint64_t>(i));
+      r.end();
+      done = i;
+    }
+  });
+  ASSERT_EQ(done, kSections) << "thread 0 waited Logger::kMaxWait for thread 1's deferred section";
+  EXPECT_EQ(c->x, static_cast<std::uint64_t>(kSections));
+  EXPECT_EQ(lg.deferred(1), 0u);  // pruned by thread 0
+  lg.drain(0);
+  EXPECT_EQ(lg.deferred(0), 0u);
   EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
 }
 
