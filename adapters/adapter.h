@@ -160,9 +160,19 @@ constexpr bool buffered() {
 }
 
 template <class A>
+concept HasGroups = requires(typename A::Handle& h, const std::vector<crash::Op>& ops) {
+  A::apply_group(h, 0, std::uint64_t{0}, ops);
+};
+
+template <class A>
 class Subject final : public crash::Subject {
  public:
   crash::Spec spec() const override { return A::kAbstract; }
+  bool groups() const override { return HasGroups<A>; }
+  void apply_group(int tid, std::uint64_t seq, const std::vector<crash::Op>& ops) override {
+    if constexpr (HasGroups<A>) A::apply_group(*h_, tid, seq, ops);
+    else crash::Subject::apply_group(tid, seq, ops);
+  }
   bool detectable() const override { return A::kDetectable; }
   bool buffered() const override { return internal::buffered<A>(); }
   const crash::RegionSpec* regions() const override {

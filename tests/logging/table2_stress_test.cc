@@ -304,6 +304,45 @@ TEST_P(LeaversDoNotStall, ArraySwapsTpccAndHandoffWithEightThreadsThatLeaveWitho
   EXPECT_EQ(rc, 0) << (rc == -SIGALRM ? "hung (deadline passed)" : rc == 1 ? "a thread threw" : "abnormal exit");
 }
 
+// Groups of swaps (several operations in one region, logging::Group) among
+// single swaps on 8 threads: the group takes its stripes in the order the
+// single swaps do, so nothing deadlocks (a hang fails at the deadline), and
+// the array stays a permutation.
+TEST_P(LeaversDoNotStall, GroupsOfSwapsAmongSingleSwapsLeaveAPermutation) {
+  const fl::Language lang = GetParam();
+  const int ops = scaled(1200, 200);
+  const int rc = in_child_with_deadline(20, [&] {
+    ferrite::test::TempPool pool("lg-group-as", std::size_t{64} << 20);
+    fl::LoggedArraySwap a(*pool, "a", kLeavers, {.language = lang}, 16);
+    run_leavers([&](int t) {
+      std::uint64_t r = 7 + static_cast<std::uint64_t>(t);
+      const int k = 1 + t % 4;  // 1 (single swaps), 2, 3 or 4 per region
+      for (int i = 0; i < ops; i += k) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> sw;
+        std::vector<fl::Lock*> locks;
+        for (int j = 0; j < k; ++j) {
+          const std::uint64_t x = step(r);
+          sw.emplace_back(x % 16, (x >> 8) % 16);
+          a.locks_of(sw.back().first, sw.back().second, locks);
+        }
+        if (k == 1) {
+          a.swap(t, sw[0].first, sw[0].second);
+          continue;
+        }
+        fl::Group g(a.logger(), t, locks);
+        for (const auto& [x, y] : sw) a.swap(t, x, y);
+        (void)a.get(t, sw[0].first);
+        g.end();
+      }
+    });
+    auto got = a.snapshot();
+    std::sort(got.begin(), got.end());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != static_cast<std::int64_t>(i + 1)) throw std::runtime_error("swap: not a permutation");
+  });
+  EXPECT_EQ(rc, 0) << (rc == -SIGALRM ? "hung (deadline passed)" : rc == 1 ? "a thread threw" : "abnormal exit");
+}
+
 INSTANTIATE_TEST_SUITE_P(Languages, LeaversDoNotStall,
                          ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
                          [](const auto& i) { return std::string(fl::language_name(i.param)); });

@@ -681,6 +681,22 @@ class Logger {
     return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_acquire)));
   }
   bool in_region(int tid) { return st(tid).in_region; }
+  // Regions pruned by a thread other than their owner (make_room's help).
+  std::uint64_t helped_prunes() const { return helped_.load(std::memory_order_relaxed); }
+
+  // ------------------------------------------------------------ groups
+  // Several operations of one thread in one failure-atomic region (the
+  // StrandWeaver paper's Figure 10, operations per SFR): logging::Group
+  // (workloads.h) takes the locks of every operation, in the one global
+  // order, and sets them here; the operations' own Regions and read locks
+  // then nest in it (they take nothing). The thread's own state; `locks`
+  // outlives the group.
+  void set_group(int tid, const std::vector<Lock*>* locks) { st(tid).group = locks; }
+  bool grouped(int tid) { return st(tid).group != nullptr; }
+  bool group_holds(int tid, const Lock* l) {
+    const auto* g = st(tid).group;
+    return g != nullptr && std::find(g->begin(), g->end(), l) != g->end();
+  }
 
  private:
   struct Done {
@@ -701,6 +717,7 @@ class Logger {
     // strand: the byte ranges [lo, hi) the current region's store entries
     // logged (write: a range logged once per region)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> logged;
+    const std::vector<Lock*>* group = nullptr;  // the open Group's locks
     // Guards `done`, log->head and the entries of the regions in `done`
     // once complete (the owner and helpers prune under it).
     std::mutex mu;
@@ -880,6 +897,7 @@ class Logger {
       Done d = std::move(s.done.front());
       s.done.pop_front();
       prune(s, d, helping);
+      if (helping) helped_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
       for (void* p : d.frees) pool_->heap().free(p, tid);
     }
   }
@@ -934,6 +952,7 @@ class Logger {
   LoggerOptions opt_;
   int threads_ = 0;
   std::unique_ptr<State[]> state_;
+  std::atomic<std::uint64_t> helped_{0};
 };
 
 }  // namespace ferrite::logging
