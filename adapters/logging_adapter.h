@@ -87,6 +87,7 @@ struct Workload<fl::LoggedQueue> {
     }
   }
   static State observe(fl::LoggedQueue& q) { return q.snapshot(); }
+  static void locks(fl::LoggedQueue& q, const op::Op&, std::vector<fl::Lock*>& out) { q.locks_of(out); }
 };
 
 // The map-like workloads share their apply (put / get / erase).
@@ -110,6 +111,7 @@ struct Workload<fl::LoggedMap> {
   }
   static op::Response apply(fl::LoggedMap& m, int tid, const op::Op& o) { return map_apply(m, tid, o, "logging map"); }
   static State observe(fl::LoggedMap& m) { return map_state(m.items(), false); }
+  static void locks(fl::LoggedMap& m, const op::Op& o, std::vector<fl::Lock*>& out) { m.locks_of(o.arg, out); }
 };
 
 template <>
@@ -165,6 +167,12 @@ struct Workload<fl::LoggedArraySwap> {
     }
   }
   static State observe(fl::LoggedArraySwap& a) { return a.snapshot(); }
+  static void locks(fl::LoggedArraySwap& a, const op::Op& o, std::vector<fl::Lock*>& out) {
+    const auto i = static_cast<std::uint64_t>(o.arg);
+    if (o.kind == kSwap || o.kind == op::kPut) a.locks_of(i, static_cast<std::uint64_t>(o.arg2), out);
+    else if (o.kind == op::kErase) a.locks_of(i, 7 * i + 3, out);
+    else a.locks_of(i, i, out);
+  }
   // 80% swaps of two random elements of the 16, 20% reads.
   static op::Op next_op(int, std::uint64_t& rng, adapters::Workload&) {
     const std::uint64_t r = adapters::Workload::step(rng);
@@ -336,6 +344,17 @@ struct Logged {
     requires requires { T::region_spec(); }
   {
     return T::region_spec();
+  }
+  // Several operations in one region (logging::Group): the workloads that
+  // can name their locks up front.
+  static void apply_group(Handle& h, int tid, std::uint64_t, const std::vector<op::Op>& ops)
+    requires requires(W& w, const op::Op& o, std::vector<fl::Lock*>& out) { T::locks(w, o, out); }
+  {
+    std::vector<fl::Lock*> locks;
+    for (const auto& o : ops) T::locks(*h, o, locks);
+    fl::Group g(h->logger(), tid, std::move(locks));
+    for (const auto& o : ops) T::apply(*h, tid, o);
+    g.end();
   }
 };
 

@@ -95,6 +95,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     t.family = r.family;
     t.ferrite = ferrite;
     t.ablation = r.ablation;
+    t.map_semantics = r.map_semantics;
     bench::register_technique(std::move(t));
   }
   all().push_back(std::move(reg));

@@ -152,6 +152,7 @@ struct Record : KeyMixCounts {
   std::string family;                // the technique's family ("pbcomb", "transient", ...)
   bool ferrite = false;              // Ferrite's own technique
   bool ablation = false;             // an ablation of another technique
+  bool map_semantics = true;         // keyed: answers follow the set/map semantics (Technique)
   int threads = 0;
   int reps = 0;
   std::uint64_t ops_per_thread = 0;  // requested (0 in duration mode)

@@ -46,6 +46,7 @@ nlohmann::ordered_json to_json(const std::vector<Record>& records, const Machine
         {"family", r.family},
         {"ferrite", r.ferrite},
         {"ablation", r.ablation},
+        {"map_semantics", r.map_semantics},
         {"workload", r.workload},
         {"threads", r.threads},
         {"backend", r.backend},

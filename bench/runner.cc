@@ -434,6 +434,7 @@ Record base_record(const Experiment& e, const Technique& t, int threads) {
   r.family = t.family;
   r.ferrite = t.ferrite;
   r.ablation = t.ablation;
+  r.map_semantics = t.map_semantics;
   r.workload = workload_name(e.workload);
   r.backend = e.backend.to_string();
   r.media = "none";

@@ -95,6 +95,9 @@ struct Technique {
   std::string family;
   bool ferrite = false;
   bool ablation = false;
+  // A keyed technique whose answers follow the structure's semantics
+  // (adapters/adapter.h Registration::map_semantics); false: only timed.
+  bool map_semantics = true;
 };
 
 std::vector<Technique>& techniques();

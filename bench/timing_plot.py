@@ -109,6 +109,27 @@ def main():
             ax.legend(fontsize=8)
             ax.set_title("StrandWeaver Fig. 9 (" + note + ")")
             save(fig, a.out, "fig9-strand-buffers.png", written)
+
+        f10 = doc.get("figure10", [])
+        if f10:
+            fig, ax = plt.subplots(figsize=(6, 4))
+            ks = sorted({r["ops_per_sfr"] for r in f10})
+            for w in sorted({r["workload"] for r in f10}):
+                ys = [next(r["speedup_over_x86"] for r in f10 if r["workload"] == w and r["ops_per_sfr"] == k)
+                      for k in ks]
+                ax.plot(ks, ys, marker="o", label=w)
+            avg = doc.get("figure10_average_speedup_over_x86", {})
+            if avg:
+                ax.plot(ks, [avg[str(k)] for k in ks], marker="s", color="black", label="geometric mean")
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ks)
+            ax.set_xticklabels([str(k) for k in ks])
+            ax.set_xlabel("operations per SFR")
+            ax.set_ylabel("StrandWeaver speedup over x86")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+            ax.set_title("StrandWeaver Fig. 10 (" + note + ")")
+            save(fig, a.out, "fig10-ops-per-sfr.png", written)
     else:
         rows = doc["figure2"]
         fig, ax = plt.subplots(figsize=(7, 4))

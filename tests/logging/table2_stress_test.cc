@@ -7,6 +7,14 @@
 // order accounted for; whole tuples with each thread's last writes), and
 // with every log empty (all regions pruned).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
 
 #include <algorithm>
 #include <map>
@@ -194,6 +202,150 @@ TEST(TableTwoStressHandoff, CountsEveryProduceAndFlagsOnlyProducedValues) {
     EXPECT_TRUE(v == 0 || ((v >> 32) >= 1 && (v >> 32) <= kThreads)) << "slot " << k << ": " << v;
   }
 }
+
+// 8 threads with unequal shares that leave without draining (as the
+// `ferrite trace` and crash-campaign drivers do): a thread that is done
+// leaves deferred sections behind, and every section that acquires from
+// them waits for them. The others must still finish — before the fix the
+// logs filled, append threw inside a section with its locks held, and the
+// rest hung in Logger::acquire. Runs in a child process with a deadline
+// (alarm): a hang is a failed test, not a stuck one.
+namespace {
+
+constexpr int kLeavers = 8;
+
+template <class Body>
+void run_leavers(Body&& body) {
+  std::vector<std::thread> ts;
+  std::vector<std::string> errors(kLeavers);
+  for (int t = 0; t < kLeavers; ++t)
+    ts.emplace_back([&, t] {
+      try {
+        body(t);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  for (auto& th : ts) th.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::runtime_error(e);
+}
+
+// Exit status of `body` run in a child under a `seconds` alarm: 0 done, 1
+// threw (message on stderr), -SIGALRM hung.
+int in_child_with_deadline(unsigned seconds, const std::function<void()>& body) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1000;
+  if (pid == 0) {
+    ::alarm(seconds);
+    int rc = 0;
+    try {
+      body();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "child: %s\n", e.what());
+      rc = 1;
+    }
+    std::_Exit(rc);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return -WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+class LeaversDoNotStall : public ::testing::TestWithParam<fl::Language> {};
+
+TEST_P(LeaversDoNotStall, ArraySwapsTpccAndHandoffWithEightThreadsThatLeaveWithoutDraining) {
+  const fl::Language lang = GetParam();
+  const int ops = scaled(1200, 200);  // per thread at most; thread t runs (t + 1) / 8 of it
+  auto share = [&](int t) { return ops * (t + 1) / kLeavers; };
+  const int rc = in_child_with_deadline(20, [&] {
+    {
+      ferrite::test::TempPool pool("lg-leave-as", std::size_t{64} << 20);
+      fl::LoggedArraySwap a(*pool, "a", kLeavers, {.language = lang}, 16);
+      run_leavers([&](int t) {
+        std::uint64_t r = 5 + static_cast<std::uint64_t>(t);
+        for (int i = 0; i < share(t); ++i) {
+          const std::uint64_t x = step(r);
+          a.swap(t, x % 16, (x >> 8) % 16);
+        }
+      });
+      auto got = a.snapshot();
+      std::sort(got.begin(), got.end());
+      for (std::size_t i = 0; i < got.size(); ++i)
+        if (got[i] != static_cast<std::int64_t>(i + 1)) throw std::runtime_error("swap: not a permutation");
+    }
+    {
+      ferrite::test::TempPool pool("lg-leave-tc", std::size_t{64} << 20);
+      fl::LoggedTpcc tp(*pool, "t", kLeavers, {.language = lang}, 4, 4);
+      run_leavers([&](int t) {
+        std::uint64_t r = 11 + static_cast<std::uint64_t>(t);
+        for (int i = 0; i < share(t); ++i) {
+          const std::uint64_t x = step(r);
+          tp.new_order(t, x % 4, x);
+        }
+      });
+    }
+    if (lang == fl::Language::kAtlas) {
+      ferrite::test::TempPool pool("lg-leave-hf", std::size_t{64} << 20);
+      fl::LoggedHandoff h(*pool, "h", kLeavers, {.language = lang});
+      run_leavers([&](int t) {
+        std::uint64_t r = 3 + static_cast<std::uint64_t>(t);
+        for (int i = 0; i < share(t); ++i) {
+          const std::uint64_t x = step(r);
+          if (x % 2 == 0) h.produce(t, i + 1);
+          else h.consume(t, x >> 8);
+        }
+      });
+    }
+  });
+  EXPECT_EQ(rc, 0) << (rc == -SIGALRM ? "hung (deadline passed)" : rc == 1 ? "a thread threw" : "abnormal exit");
+}
+
+// Groups of swaps (several operations in one region, logging::Group) among
+// single swaps on 8 threads: the group takes its stripes in the order the
+// single swaps do, so nothing deadlocks (a hang fails at the deadline), and
+// the array stays a permutation.
+TEST_P(LeaversDoNotStall, GroupsOfSwapsAmongSingleSwapsLeaveAPermutation) {
+  const fl::Language lang = GetParam();
+  const int ops = scaled(1200, 200);
+  const int rc = in_child_with_deadline(20, [&] {
+    ferrite::test::TempPool pool("lg-group-as", std::size_t{64} << 20);
+    fl::LoggedArraySwap a(*pool, "a", kLeavers, {.language = lang}, 16);
+    run_leavers([&](int t) {
+      std::uint64_t r = 7 + static_cast<std::uint64_t>(t);
+      const int k = 1 + t % 4;  // 1 (single swaps), 2, 3 or 4 per region
+      for (int i = 0; i < ops; i += k) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> sw;
+        std::vector<fl::Lock*> locks;
+        for (int j = 0; j < k; ++j) {
+          const std::uint64_t x = step(r);
+          sw.emplace_back(x % 16, (x >> 8) % 16);
+          a.locks_of(sw.back().first, sw.back().second, locks);
+        }
+        if (k == 1) {
+          a.swap(t, sw[0].first, sw[0].second);
+          continue;
+        }
+        fl::Group g(a.logger(), t, locks);
+        for (const auto& [x, y] : sw) a.swap(t, x, y);
+        (void)a.get(t, sw[0].first);
+        g.end();
+      }
+    });
+    auto got = a.snapshot();
+    std::sort(got.begin(), got.end());
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (got[i] != static_cast<std::int64_t>(i + 1)) throw std::runtime_error("swap: not a permutation");
+  });
+  EXPECT_EQ(rc, 0) << (rc == -SIGALRM ? "hung (deadline passed)" : rc == 1 ? "a thread threw" : "abnormal exit");
+}
+
+INSTANTIATE_TEST_SUITE_P(Languages, LeaversDoNotStall,
+                         ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
+                         [](const auto& i) { return std::string(fl::language_name(i.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Languages, TableTwoStress,
                          ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),

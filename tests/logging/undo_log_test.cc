@@ -17,10 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/temp_pool.h"
 #include "ferrite/logging/undo_log.h"
@@ -321,6 +324,55 @@ TEST(UndoLog, ASectionIsPrunedOnlyAfterTheSectionsItDependsOn) {
   EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
 }
 
+// A thread that leaves with a deferred section (it never calls drain) does
+// not stall the others: a thread waiting for room prunes the leaver's
+// section once its dependency is pruned. Thread 1's section acquires A
+// from thread 0's open section (released early) and is deferred; thread 1
+// then runs nothing more. Every later section of thread 0 on A depends on
+// it, so without the help thread 0's log fills: make_room gives up after
+// Logger::kMaxWait and append throws inside a section, with A held (the
+// 8-thread ATLAS traces hung in Logger::acquire so).
+TEST(UndoLog, AWaitingThreadPrunesTheDeferredSectionsOfAThreadThatLeft) {
+  ferrite::test::TempPool pool("lg-help", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  fl::LoggerOptions o;
+  o.language = fl::Language::kAtlas;
+  o.capacity = 2 * fl::Logger::kRoom;
+  fl::Logger lg(*pool, &c->log, 2, o);
+  fl::Lock a, b;
+  lg.acquire(0, a);
+  lg.acquire(0, b);
+  lg.write(0, &c->data, std::uint64_t{1});
+  lg.release(0, a);  // early: thread 0's section stays open
+  lg.acquire(1, a);
+  lg.write(1, &c->flag, std::uint64_t{1});
+  lg.release(1, a);
+  ASSERT_EQ(lg.deferred(1), 1u);
+  lg.release(0, b);  // thread 0's section ends and is pruned
+  ASSERT_EQ(lg.deferred(0), 0u);
+  // Thread 1 has left. Thread 0: 3 entries per section, 10 rings' worth.
+  constexpr int kSections = 10 * 2 * static_cast<int>(fl::Logger::kRoom) / 3;
+  const auto t0 = std::chrono::steady_clock::now();
+  int done = 0;
+  EXPECT_NO_THROW({
+    // Stops at the first wait that ran out (make_room's bound): without the
+    // help each of the next ~kRoom / 3 sections would wait it out again.
+    for (int i = 1; i <= kSections && std::chrono::steady_clock::now() - t0 < fl::Logger::kMaxWait; ++i) {
+      fl::Region r(lg, 0, a);
+      lg.write(0, &c->x, static_cast<std::uint64_t>(i));
+      r.end();
+      done = i;
+    }
+  });
+  ASSERT_EQ(done, kSections) << "thread 0 waited Logger::kMaxWait for thread 1's deferred section";
+  EXPECT_EQ(c->x, static_cast<std::uint64_t>(kSections));
+  EXPECT_EQ(lg.deferred(1), 0u);  // pruned by thread 0
+  EXPECT_GE(lg.helped_prunes(), 1u);
+  lg.drain(0);
+  EXPECT_EQ(lg.deferred(0), 0u);
+  EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
+}
+
 // The verbs each instrumentation issues for one region with one store
 // (HOPS+ paper Table 1; StrandWeaver Fig. 5).
 TEST(UndoLog, EachInstrumentationIssuesThePapersVerbs) {
@@ -387,3 +439,60 @@ TEST(UndoLog, AQueueAndAMapContinueAfterARestart) {
   EXPECT_EQ(m.put(0, 2, 201), 200);
   EXPECT_EQ(m.get(0, 2), 201);
 }
+
+// Several operations in one region (logging::Group, the StrandWeaver
+// paper's Figure 10): a crash inside the group undoes every operation in
+// it, in each language — the operations' own Regions nest (an un-grouped
+// put would have been durable when it returned) — and a read of a bucket
+// whose lock the group holds does not take it again.
+class GroupCrash : public ::testing::TestWithParam<fl::Language> {};
+
+TEST_P(GroupCrash, ACrashInsideAGroupUndoesEveryOperationInIt) {
+  ferrite::test::TempPath path("lg-group");
+  const fl::Language lang = GetParam();
+  crash_in_child(path, [lang](pm::Pool& pool, Cells*) {
+    auto* m = new fl::LoggedMap(pool, "m", 1, {.language = lang});
+    m->put(0, 1, 100);  // before the group: durable
+    std::vector<fl::Lock*> locks;
+    for (std::int64_t k : {1, 2, 3}) m->locks_of(k, locks);
+    auto* g = new fl::Group(m->logger(), 0, locks);  // abandoned at the crash
+    m->put(0, 2, 200);
+    if (m->get(0, 2) != 200) throw std::runtime_error("read inside the group");
+    m->put(0, 1, 101);
+    m->erase(0, 3);
+    if (!m->logger().in_region(0)) throw std::runtime_error("the group's region ended early");
+    (void)g;  // CRASH: here, inside the group
+  });
+  auto pool = pm::Pool::open(path);
+  fl::LoggedMap m(*pool, "m", 1, {.language = lang});
+  EXPECT_EQ(m.items(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 100}}));
+}
+
+TEST_P(GroupCrash, AGroupThatEndsIsDurableAndARegionOutsideItsLocksIsRefused) {
+  ferrite::test::TempPool pool("lg-group-end", kPoolSize);
+  const fl::Language lang = GetParam();
+  fl::LoggedMap m(*pool, "m", 1, {.language = lang});
+  std::vector<fl::Lock*> locks;
+  m.locks_of(1, locks);
+  {
+    fl::Group g(m.logger(), 0, locks);
+    m.put(0, 1, 1);
+    // A key on another stripe: its lock is not the group's.
+    std::int64_t other = 2;
+    std::vector<fl::Lock*> l2;
+    for (;; ++other) {
+      l2.clear();
+      m.locks_of(other, l2);
+      if (l2[0] != locks[0]) break;
+    }
+    EXPECT_THROW(m.put(0, other, 2), std::logic_error);
+    g.end();
+  }
+  EXPECT_FALSE(m.logger().in_region(0));
+  EXPECT_EQ(m.items(), (std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}}));
+  EXPECT_EQ(fl::recover_area(&pool->root<fl::LoggedMap::Root>("m")->log).live_entries, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Languages, GroupCrash,
+                         ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
+                         [](const auto& i) { return std::string(fl::language_name(i.param)); });

@@ -136,6 +136,34 @@ TEST(TraceTool, TracesEveryInstrumentationOfALoggingWorkload) {
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " trace no-such-workload -o /dev/null"), 0);
 }
 
+// --ops-per-region K (StrandWeaver Fig. 10): the same operations, K of a
+// thread per region — on the one-lock queue one acquire and one release per
+// K operations (every op its own region: one each). A workload that cannot
+// name its locks up front is refused.
+TEST(TraceTool, GroupsSeveralOperationsPerRegion) {
+  const auto ops = ferrite::test::scaled<int>(4000, 400);
+  auto acquires = [&](int k) {
+    const std::string f = ::testing::TempDir() + "/sfr-queue-k" + std::to_string(k) + ".trace";
+    const std::string cmd = std::string(FERRITE_CLI_PATH) + " trace sfr-queue -i strand --threads 2 --ops " +
+                            std::to_string(ops) + " --ops-per-region " + std::to_string(k) + " -o " + f;
+    EXPECT_EQ(run(cmd), 0) << cmd;
+    const fm::Trace t = fm::read_trace(f);
+    EXPECT_EQ(t.ops, static_cast<std::uint64_t>(ops));
+    std::uint64_t acq = 0, rel = 0;
+    for (const auto& th : t.threads)
+      for (const auto& e : th) {
+        acq += e.kind() == K::kAcquire;
+        rel += e.kind() == K::kRelease;
+      }
+    EXPECT_EQ(acq, rel);
+    return acq;
+  };
+  EXPECT_EQ(acquires(1), static_cast<std::uint64_t>(ops));
+  EXPECT_EQ(acquires(4), static_cast<std::uint64_t>(ops) / 4);
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " trace atlas-tpcc --ops 100 --ops-per-region 2 -o /dev/null"), 0);
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " trace sfr-queue --ops 100 --ops-per-region 0 -o /dev/null"), 0);
+}
+
 TEST(TimingModel, CyclesMoveTheExpectedWayWithEachParameter) {
   using D = fm::Design;
   const fm::Trace x86 = traced("x86"), hops = traced("hops"), strand = traced("strand");

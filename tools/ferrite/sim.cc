@@ -4,7 +4,8 @@
 //
 //   ferrite trace --list
 //   ferrite trace WORKLOAD [--instrumentation x86|hops|hops+|strand]
-//                 [--threads N] [--ops N] [--seed S] [--max-gap CYCLES] -o FILE
+//                 [--threads N] [--ops N] [--seed S] [--max-gap CYCLES]
+//                 [--ops-per-region K] -o FILE
 //   ferrite sim TRACE [--design D]... [--config k=v]... [--json]
 //   ferrite sim --paper strandweaver|hops [--plot DIR] [--threads N] [--ops N] [--json]
 //
@@ -25,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -75,6 +77,9 @@ struct TraceParams {
   std::uint64_t ops = 50000;  // in total, split over the threads
   std::uint64_t seed = 1;
   std::uint32_t max_gap = fm::RecordOptions{}.max_gap;
+  // Operations per failure-atomic region (> 1: logging::Group through the
+  // subject's apply_group; the StrandWeaver paper's Figure 10).
+  int ops_per_region = 1;
 };
 
 // Runs the workload under the trace backend on a fresh pool in /dev/shm.
@@ -92,6 +97,8 @@ fm::Trace record(const TraceParams& p) {
     auto pool = ferrite::pmem::Pool::create(path, std::size_t{512} << 20, po);
     std::filesystem::remove(path);  // the mapping stays; nothing to clean up
     auto subject = info->make();
+    if (p.ops_per_region > 1 && !subject->groups())
+      usage_error("trace: workload '" + p.workload + "' cannot run several operations per region");
     subject->create(*pool, p.threads);
     fm::RecordOptions ro;
     ro.max_gap = p.max_gap;
@@ -106,10 +113,21 @@ fm::Trace record(const TraceParams& p) {
         const std::uint64_t n = p.ops / static_cast<std::uint64_t>(p.threads) +
                                 (static_cast<std::uint64_t>(tid) < p.ops % static_cast<std::uint64_t>(p.threads));
         try {
-          for (std::uint64_t i = 0; i < n; ++i) {
-            const auto o = subject->next_op(tid, rng);
-            subject->apply(tid, i, o);
-            fm::note_op_end();
+          const auto k = static_cast<std::uint64_t>(std::max(p.ops_per_region, 1));
+          std::vector<ferrite::crash::Op> group;
+          for (std::uint64_t i = 0; i < n;) {
+            if (k == 1) {
+              const auto o = subject->next_op(tid, rng);
+              subject->apply(tid, i, o);
+              fm::note_op_end();
+              ++i;
+              continue;
+            }
+            group.clear();
+            for (std::uint64_t j = 0; j < k && i + j < n; ++j) group.push_back(subject->next_op(tid, rng));
+            subject->apply_group(tid, i, group);
+            for (std::size_t j = 0; j < group.size(); ++j) fm::note_op_end();
+            i += group.size();
           }
         } catch (const std::exception& e) {
           errors[static_cast<std::size_t>(tid)] = e.what();
@@ -139,6 +157,8 @@ void setup_trace(CLI::App* sub) {
   sub->add_option("--ops", o->p.ops, "Operations in total (default 50000)");
   sub->add_option("--seed", o->p.seed, "Workload seed (default 1)");
   sub->add_option("--max-gap", o->p.max_gap, "Clamp each compute gap at this many cycles (default 2000)");
+  sub->add_option("--ops-per-region", o->p.ops_per_region,
+                  "Operations per failure-atomic region (default 1; > 1: queue, map and swap workloads)");
   sub->add_option("-o,--output", o->out, "Trace file to write");
   sub->footer("The trace backend records annotated stores, write-backs, fences, strand verbs and lock hand-offs "
               "per thread with the compute gap between them (docs/timing.md); `ferrite sim` replays it.");
@@ -149,6 +169,7 @@ void setup_trace(CLI::App* sub) {
     }
     if (o->p.workload.empty() || o->out.empty()) usage_error("trace: WORKLOAD and -o FILE are required");
     if (o->p.threads < 1 || o->p.threads > 64) usage_error("trace: --threads must be in [1, 64]");
+    if (o->p.ops_per_region < 1 || o->p.ops_per_region > 16) usage_error("trace: --ops-per-region must be in [1, 16]");
     const auto t0 = std::chrono::steady_clock::now();
     const fm::Trace t = record(o->p);
     try {
@@ -205,14 +226,15 @@ struct PaperOpts {
 class Traces {
  public:
   explicit Traces(const PaperOpts& o) : o_(o) {}
-  const fm::Trace& get(const std::string& w, const std::string& instr) {
-    auto& slot = cache_[{w, instr}];
+  const fm::Trace& get(const std::string& w, const std::string& instr, int ops_per_region = 1) {
+    auto& slot = cache_[{w, instr, ops_per_region}];
     if (!slot) {
       TraceParams p;
       p.workload = w;
       p.instrumentation = instr;
       p.threads = o_.threads;
       p.ops = o_.ops;
+      p.ops_per_region = ops_per_region;
       slot = std::make_unique<fm::Trace>(record(p));
       events_ += slot->events();
     }
@@ -222,13 +244,13 @@ class Traces {
 
  private:
   const PaperOpts& o_;
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<fm::Trace>> cache_;
+  std::map<std::tuple<std::string, std::string, int>, std::unique_ptr<fm::Trace>> cache_;
   std::uint64_t events_ = 0;
 };
 
 fm::Result run(Traces& tr, const std::string& w, fm::Design d, const fm::Config& c, double* sim_s,
-               std::uint64_t* sim_events) {
-  const fm::Trace& t = tr.get(w, fm::design_instrumentation(d));
+               std::uint64_t* sim_events, int ops_per_region = 1) {
+  const fm::Trace& t = tr.get(w, fm::design_instrumentation(d), ops_per_region);
   const auto t0 = std::chrono::steady_clock::now();
   fm::Result r = fm::simulate(t, d, c);
   *sim_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -252,15 +274,15 @@ Json paper(const std::string& which, const PaperOpts& o) {
   doc["threads"] = o.threads;
   doc["ops"] = o.ops;
   const fm::Config base;
-  // The evaluations of docs/results.md (claims T1-T11) replay the queue and
-  // the hash map under each language. The Table II workloads that joined
-  // later are traceable one by one (`ferrite trace --list`), but not yet part
-  // of --paper: with 8 threads the ATLAS array swap, TPC-C and hand-off
-  // traces stop making progress (a lock wait under ATLAS's early releases
-  // or the log's make_room, not yet diagnosed; docs/timing.md).
+  // The StrandWeaver evaluation of docs/results.md (claims T1-T7) replays
+  // the queue and the hash map under each language; the HOPS+ Figure 2
+  // evaluation (T8-T11) the paper's three — a queue, an array (the array
+  // swap) and a hash map — under ATLAS. The other Table II workloads are
+  // traceable one by one (`ferrite trace --list`).
   std::vector<std::string> ws;
   for (const auto& w : workloads())
-    if (w.ends_with("-queue") || w.ends_with("-map")) ws.push_back(w);
+    if (w.ends_with("-queue") || w.ends_with("-map") || (which == "hops" && w.ends_with("-swap")))
+      ws.push_back(w);
   using D = fm::Design;
   if (which == "strandweaver") {
     const D designs[] = {D::kX86, D::kHops, D::kNoPersistQueue, D::kStrandWeaver, D::kNonAtomic};
@@ -268,6 +290,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
     std::map<std::string, std::vector<double>> speedups;  // design -> per workload
     std::map<int, std::map<std::string, std::vector<double>>> by_compute;  // op_compute -> design -> ...
     std::vector<double> sw_over_hops, sw_over_na;
+    std::map<int, std::vector<double>> by_ops_per_sfr;  // Figure 10: ops per SFR -> per workload
     for (const auto& w : ws) {
       Json row;
       row["workload"] = w;
@@ -299,6 +322,20 @@ Json paper(const std::string& which, const PaperOpts& o) {
       sw_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kStrandWeaver].cycles));
       sw_over_na.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) / static_cast<double>(rs[D::kNonAtomic].cycles));
       fig7.push_back(row);
+      // Figure 10: operations per SFR (1, 2, 4, 8 operations of a thread in
+      // one SFR, logging::Group), speedup of StrandWeaver over x86 at each
+      // (both traces recorded with that grouping).
+      if (w.rfind("sfr-", 0) == 0) {
+        for (int k : {1, 2, 4, 8}) {
+          const fm::Result x = run(tr, w, D::kX86, base, &sim_s, &sim_events, k);
+          const fm::Result sw = run(tr, w, D::kStrandWeaver, base, &sim_s, &sim_events, k);
+          const double sp = static_cast<double>(x.cycles) / static_cast<double>(sw.cycles);
+          fig10.push_back({{"workload", w}, {"ops_per_sfr", k}, {"speedup_over_x86", sp},
+                           {"x86_throughput_ops_per_s", x.throughput(base.freq_ghz)},
+                           {"strandweaver_throughput_ops_per_s", sw.throughput(base.freq_ghz)}});
+          by_ops_per_sfr[k].push_back(sp);
+        }
+      }
       // Figure 9 (the paper shows SFR only): strand buffers x entries.
       if (w.rfind("sfr-", 0) == 0) {
         for (int nb : {1, 2, 4, 8})
@@ -322,6 +359,9 @@ Json paper(const std::string& which, const PaperOpts& o) {
     doc["figure7"] = fig7;
     doc["figure9"] = fig9;
     doc["figure10"] = fig10;
+    Json f10;
+    for (const auto& [k, v] : by_ops_per_sfr) f10[std::to_string(k)] = geomean(v);
+    doc["figure10_average_speedup_over_x86"] = f10;
     doc["average_speedup_over_x86"] = avg;
     doc["strandweaver_over_hops"] = geomean(sw_over_hops);
     doc["strandweaver_slowdown_vs_non_atomic"] = geomean(sw_over_na) - 1.0;
@@ -406,6 +446,8 @@ void setup_sim(CLI::App* sub) {
           if (doc.contains(std::string("average_speedup_over_x86_op_compute_") + oc))
             std::printf("op_compute_cycles=%s: %s\n", oc,
                         doc[std::string("average_speedup_over_x86_op_compute_") + oc].dump().c_str());
+        if (doc.contains("figure10_average_speedup_over_x86"))
+          std::printf("ops per SFR (figure 10): %s\n", doc["figure10_average_speedup_over_x86"].dump().c_str());
         for (const char* k : {"strandweaver_over_hops", "strandweaver_slowdown_vs_non_atomic", "hops_plus_over_hops",
                               "hops_plus_slowdown_vs_ideal", "hops_slowdown_vs_ideal", "events_per_second"})
           if (doc.contains(k)) std::printf("%s: %.4g\n", k, doc[k].get<double>());

@@ -51,6 +51,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,17 @@ class Subject {
   // Non-null for a subject whose operations are regions with a semantics of
   // their own (RegionSpec above); it outlives the subject.
   virtual const RegionSpec* regions() const { return nullptr; }
+  // Whether apply_group works: runs `ops` as thread `tid` (sequence
+  // numbers seq, seq + 1, ...) in one failure-atomic region — several
+  // operations per region, for the timing model's traces (the StrandWeaver
+  // paper's Figure 10); the crash campaigns never group.
+  virtual bool groups() const { return false; }
+  virtual void apply_group(int tid, std::uint64_t seq, const std::vector<Op>& ops) {
+    (void)tid;
+    (void)seq;
+    (void)ops;
+    throw std::logic_error("apply_group on a subject that does not group operations");
+  }
   // Crashes during create (CampaignConfig::crash_create): whether `pool`
   // (a restarted image) holds this structure's root. When it does not, the
   // campaign creates the structure afresh, as an application would.

@@ -92,13 +92,15 @@ class LoggedArraySwap {
     r.end();
     return vi;
   }
-  std::int64_t get(int, std::uint64_t i) {
+  std::int64_t get(int tid, std::uint64_t i) {
     i %= root_->n;
-    Lock& l = locks_[i % kLocks];
-    l.lock_for_read();
-    const std::int64_t v = root_->slots[i];
-    l.unlock_for_read();
-    return v;
+    ReadLock g(log_, tid, locks_[i % kLocks]);
+    return root_->slots[i];
+  }
+  // The locks swap(i, j) (or get(i): j = i) takes (for a Group).
+  void locks_of(std::uint64_t i, std::uint64_t j, std::vector<Lock*>& out) {
+    out.push_back(&locks_[i % root_->n % kLocks]);
+    out.push_back(&locks_[j % root_->n % kLocks]);
   }
   std::vector<std::int64_t> snapshot() {
     for (auto& l : locks_) l.lock_for_read();

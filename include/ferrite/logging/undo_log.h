@@ -58,6 +58,12 @@
 //
 // Thread safety: a Logger is shared; each thread uses its own tid (distinct
 // tids concurrently); a logging::Lock is an ordinary mutex plus its history.
+// A thread's completed-but-unpruned regions (the deferred ones) and the
+// pruned part of its log are guarded by a per-thread mutex: the owner
+// prunes them, and so does any thread that waits for room (make_room,
+// drain) and finds them ready — ATLAS's log pruning is not tied to the
+// thread that wrote the log (ATLAS uses a helper thread), and a region of
+// one thread may wait for a region of a thread that stopped running.
 //
 // Invariants.
 //   I1 the entries of thread t with head_t <= seq < tail_t are the
@@ -637,17 +643,31 @@ class Logger {
 
   // Prunes what it can of the regions whose dependencies were not yet
   // pruned when they ended (ATLAS/SFR only ever defer).
-  void flush_deferred(int tid) { prune_ready(tid, st(tid)); }
-  std::size_t deferred(int tid) { return st(tid).done.size(); }
+  void flush_deferred(int tid) { prune_ready(st(tid), tid, false); }
+  std::size_t deferred(int tid) {
+    State& s = st(tid);
+    std::lock_guard<std::mutex> g(s.mu);
+    return s.done.size();
+  }
   // ATLAS and SFR defer the prune of a region whose dependencies (regions
-  // of other threads it acquired a lock from) are not pruned yet, and only
-  // a log's owner prunes it: when another thread lags (descheduled, on a
-  // loaded machine), this thread's log fills with deferred regions. Call
-  // with no lock held, before a region: prunes what can be pruned and
-  // yields until `entries` are free (bounded: past it, a full log throws in
-  // append as before). The dependency graph is acyclic (a dependency is a
-  // release that happened before the acquire), so a thread that keeps
-  // running regions eventually prunes what this one waits for.
+  // of other threads it acquired a lock from) are not pruned yet: when
+  // another thread lags (descheduled, on a loaded machine), this thread's
+  // log fills with deferred regions. Call with no lock held, before a
+  // region: prunes what can be pruned — this thread's deferred regions and,
+  // helping, any other thread's whose dependencies are pruned — and yields
+  // until `entries` are free (bounded: past it, a full log throws in append
+  // as before). The dependency graph is acyclic (a dependency is a release
+  // that happened before the acquire, and a section of the workloads here
+  // acquires all its locks before it releases any — a section that
+  // acquired after an early release could close a cycle with another
+  // one), so the deferred regions always include one whose dependencies
+  // are pruned or still running — and a running region ends without
+  // waiting. Helping is what makes that enough: a thread that left
+  // with deferred regions (a finished worker that never called drain) no
+  // longer blocks every region that acquired from it (and transitively
+  // every thread) until each log fills and append throws inside a critical
+  // section, leaving its locks held (the 8-thread ATLAS swap / TPC-C /
+  // hand-off traces hung in Logger::acquire so).
   static constexpr std::size_t kRoom = 64;
   static constexpr std::chrono::seconds kMaxWait{2};
   void make_room(int tid, std::size_t entries = kRoom) { prune_until(tid, entries); }
@@ -657,10 +677,26 @@ class Logger {
   // Free entries in the thread's log (capacity minus the unpruned ones).
   std::size_t room(int tid) {
     State& s = st(tid);
-    // relaxed: the thread's own variable
-    return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_relaxed)));
+      // ORDER: acquire pairs with the release in prune() (a helper's).
+    return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_acquire)));
   }
   bool in_region(int tid) { return st(tid).in_region; }
+  // Regions pruned by a thread other than their owner (make_room's help).
+  std::uint64_t helped_prunes() const { return helped_.load(std::memory_order_relaxed); }
+
+  // ------------------------------------------------------------ groups
+  // Several operations of one thread in one failure-atomic region (the
+  // StrandWeaver paper's Figure 10, operations per SFR): logging::Group
+  // (workloads.h) takes the locks of every operation, in the one global
+  // order, and sets them here; the operations' own Regions and read locks
+  // then nest in it (they take nothing). The thread's own state; `locks`
+  // outlives the group.
+  void set_group(int tid, const std::vector<Lock*>* locks) { st(tid).group = locks; }
+  bool grouped(int tid) { return st(tid).group != nullptr; }
+  bool group_holds(int tid, const Lock* l) {
+    const auto* g = st(tid).group;
+    return g != nullptr && std::find(g->begin(), g->end(), l) != g->end();
+  }
 
  private:
   struct Done {
@@ -681,10 +717,15 @@ class Logger {
     // strand: the byte ranges [lo, hi) the current region's store entries
     // logged (write: a range logged once per region)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> logged;
-    std::deque<Done> done;          // complete, not yet pruned
-    // DRAM mirror of log->head, read by other threads' prune decisions
-    // (acquire/release: a reader that sees it also sees the region's
-    // invalidation stores ordered before it).
+    const std::vector<Lock*>* group = nullptr;  // the open Group's locks
+    // Guards `done`, log->head and the entries of the regions in `done`
+    // once complete (the owner and helpers prune under it).
+    std::mutex mu;
+    std::deque<Done> done;          // complete, not yet pruned (mu)
+    // DRAM mirror of log->head, read by other threads' prune decisions and
+    // by the owner before it reuses a slot (acquire/release: a reader that
+    // sees it also sees the region's invalidation stores ordered before
+    // it). Written under mu.
     std::atomic<std::uint64_t> pruned{0};
   };
 
@@ -705,7 +746,9 @@ class Logger {
   LogEntry* append(State& s, EntryType type, std::uint64_t addr, const void* value, std::size_t size,
                    bool commit) {
     const std::uint64_t cap = s.log->capacity;
-    if (s.tail - s.pruned.load(std::memory_order_relaxed) >= cap) {  // relaxed: own variable
+    // ORDER: acquire pairs with the release in prune(): a helper's
+    // invalidations of a reused slot happen before this entry's store.
+    if (s.tail - s.pruned.load(std::memory_order_acquire) >= cap) {
       throw std::length_error("logging: undo log full (" + std::to_string(cap) +
                               " entries; a dependency cycle or a region larger than the log)");
     }
@@ -797,11 +840,14 @@ class Logger {
     // CRASH: from here the region is complete (I3): recovery keeps it
     // unless it depends on an undone one.
     s.in_region = false;
-    s.done.push_back(Done{s.region, seq, std::move(s.deps), std::move(s.frees)});
+    {
+      std::lock_guard<std::mutex> g(s.mu);
+      s.done.push_back(Done{s.region, seq, std::move(s.deps), std::move(s.frees)});
+    }
     s.deps.clear();
     s.frees.clear();
     if (internal::stop_commit_after_step == 1) return seq;
-    prune_ready(tid, s);
+    prune_ready(s, tid, false);
     return seq;
   }
 
@@ -812,6 +858,9 @@ class Logger {
     if (room(tid) >= entries || deferred(tid) == 0) return;
     const auto until = std::chrono::steady_clock::now() + kMaxWait;
     for (std::uint64_t i = 0; room(tid) < entries && deferred(tid) > 0; ++i) {
+      flush_deferred(tid);
+      if (room(tid) >= entries) break;
+      help(tid);
       flush_deferred(tid);
       if (room(tid) >= entries) break;
       // A retry of a wait for another thread: a scheduling point of the
@@ -833,17 +882,44 @@ class Logger {
     return true;
   }
 
-  void prune_ready(int tid, State& s) {
+  // Prunes the ready deferred regions of `s` in order, from thread `tid`:
+  // the log's owner, or a helper (which frees the
+  // regions' retired blocks into its own arena: any tid may free any
+  // block). A helper does not wait for the owner's mutex.
+  void prune_ready(State& s, int tid, bool helping) {
+    std::unique_lock<std::mutex> g(s.mu, std::defer_lock);
+    if (helping) {
+      if (!g.try_lock()) return;
+    } else {
+      g.lock();
+    }
     while (!s.done.empty() && deps_pruned(s.done.front())) {
       Done d = std::move(s.done.front());
       s.done.pop_front();
-      prune(s, d);
+      prune(s, d, helping);
+      if (helping) helped_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
       for (void* p : d.frees) pool_->heap().free(p, tid);
     }
   }
+  // One pass over the other threads' logs, pruning what is ready.
+  void help(int tid) {
+    for (int t = 0; t < threads_; ++t)
+      if (t != tid) prune_ready(state_[static_cast<std::size_t>(t)], tid, true);
+  }
+  // A helper's prune is durable before the owner may reuse its slots: the
+  // owner's ordering of its own prune before its next entry (order_prune)
+  // orders only the owner's stores.
+  void prune_durable() {
+    switch (opt_.instrumentation) {
+      case Instrumentation::kX86: persist::psync(); break;
+      case Instrumentation::kHops:
+      case Instrumentation::kHopsPlus: persist::dfence(); break;
+      case Instrumentation::kStrand: persist::join_strand(); break;
+    }
+  }
 
-  // Fig. 6(a) steps 3 and 4 (P3).
-  void prune(State& s, const Done& d) {
+  // Fig. 6(a) steps 3 and 4 (P3). Under s.mu.
+  void prune(State& s, const Done& d, bool helping) {
     const std::uint64_t cap = s.log->capacity;
     for (std::uint64_t q = d.start; q < d.end; ++q) {
       LogEntry* e = &s.log->entries[q % cap];
@@ -862,7 +938,11 @@ class Logger {
     persist::store(&s.log->head, d.end + 1);
     if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);
     // ORDER: the head before any later entry that reuses a slot of it.
-    order_prune();
+    // PERSIST: pruned on the owner's behalf (helping), the head and the
+    // invalidations are durable before `pruned` lets the owner reuse a
+    // slot: the owner's next entry is another thread's store.
+    if (helping) prune_durable();
+    else order_prune();
     if (internal::stop_commit_after_step == 3) return;
     s.pruned.store(d.end + 1, std::memory_order_release);
   }
@@ -872,6 +952,7 @@ class Logger {
   LoggerOptions opt_;
   int threads_ = 0;
   std::unique_ptr<State[]> state_;
+  std::atomic<std::uint64_t> helped_{0};
 };
 
 }  // namespace ferrite::logging

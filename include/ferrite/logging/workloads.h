@@ -54,11 +54,22 @@ namespace ferrite::logging {
 // the first acquire begins the outermost section and the last release ends
 // it; under SFR each acquire / release ends the current SFR, so the stores
 // made while every lock is held form one SFR.
+//
+// Inside a Group of the same thread (several operations in one region) a
+// Region is nested: its locks must be the group's, and it takes, begins,
+// ends and releases nothing.
 class Region {
  public:
   static constexpr int kMaxLocks = 8;
   Region(Logger& lg, int tid, Lock& l) : Region(lg, tid, {&l}) {}
   Region(Logger& lg, int tid, std::initializer_list<Lock*> locks) : lg_(lg), tid_(tid) {
+    if (lg_.grouped(tid_)) {
+      for (Lock* l : locks)
+        if (l != nullptr && !lg_.group_holds(tid_, l))
+          throw std::logic_error("logging::Region: a lock its enclosing Group does not hold");
+      done_ = true;  // nested: the group ends the region
+      return;
+    }
     // Before taking any lock, so the other threads can run (undo_log.h,
     // Logger::make_room).
     lg_.make_room(tid_);
@@ -95,6 +106,69 @@ class Region {
   Lock* locks_[kMaxLocks] = {};
   int n_ = 0;
   bool done_ = false;
+};
+
+// Several operations of one thread in one failure-atomic region: takes
+// every lock the operations will take (any order, repeats allowed; taken in
+// address order, the global order of every structure here: a stripe array
+// is in address order, TPC-C's district locks precede its stock locks),
+// begins the region (a transaction; the outermost ATLAS section; under SFR
+// the operations' stores form one SFR, between the last acquire and the
+// first release), and makes the operations' Regions and ReadLocks nest
+// until end(). The StrandWeaver paper's Figure 10 (operations per SFR).
+// ORDER: address order is the order every Region of these structures uses
+// (a Region with two locks of one structure sorts them so), so a group
+// deadlocks with no other thread's region or group.
+class Group {
+ public:
+  Group(Logger& lg, int tid, std::vector<Lock*> locks) : lg_(lg), tid_(tid), locks_(std::move(locks)) {
+    if (lg_.grouped(tid_)) throw std::logic_error("logging::Group: nested group");
+    std::erase(locks_, nullptr);
+    std::sort(locks_.begin(), locks_.end(), std::less<Lock*>());
+    locks_.erase(std::unique(locks_.begin(), locks_.end()), locks_.end());
+    lg_.make_room(tid_);
+    for (Lock* l : locks_) lg_.acquire(tid_, *l);
+    if (lg_.language() == Language::kTxn) lg_.txn_begin(tid_);
+    lg_.set_group(tid_, &locks_);
+  }
+  void end() {
+    if (done_) return;
+    done_ = true;
+    lg_.set_group(tid_, nullptr);
+    if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
+    for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) lg_.release(tid_, **it);
+  }
+  ~Group() {
+    try {
+      end();
+    } catch (...) {
+    }
+  }
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+
+ private:
+  Logger& lg_;
+  int tid_;
+  std::vector<Lock*> locks_;
+  bool done_ = false;
+};
+
+// A read-only critical section on `l` (Lock::lock_for_read), or nothing
+// inside a Group of the thread that holds it.
+class ReadLock {
+ public:
+  ReadLock(Logger& lg, int tid, Lock& l) : l_(lg.group_holds(tid, &l) ? nullptr : &l) {
+    if (l_ != nullptr) l_->lock_for_read();
+  }
+  ~ReadLock() {
+    if (l_ != nullptr) l_->unlock_for_read();
+  }
+  ReadLock(const ReadLock&) = delete;
+  ReadLock& operator=(const ReadLock&) = delete;
+
+ private:
+  Lock* l_;
 };
 
 // ------------------------------------------------------------------ queue
@@ -146,6 +220,8 @@ class LoggedQueue {
     r.end();
     return v;
   }
+  // The locks an enqueue or a dequeue takes (for a Group).
+  void locks_of(std::vector<Lock*>& out) { out.push_back(&lock_); }
   std::vector<std::int64_t> snapshot() {
     lock_.lock_for_read();
     std::vector<std::int64_t> out;
@@ -256,19 +332,19 @@ class LoggedHashTable {
     r.end();
     return std::nullopt;
   }
-  std::optional<std::int64_t> get(int, std::int64_t k) {
+  std::optional<std::int64_t> get(int tid, std::int64_t k) {
     const std::uint64_t b = bucket(k);
-    Lock& l = lock_of(b);
-    l.lock_for_read();
+    ReadLock g(log_, tid, lock_of(b));
     std::optional<std::int64_t> out;
     for (Node* n = root_->buckets[b]; n != nullptr; n = n->next)
       if (n->key == k) {
         out = Traits::value(n->payload);
         break;
       }
-    l.unlock_for_read();
     return out;
   }
+  // The lock a put, erase or get of k takes (for a Group).
+  void locks_of(std::int64_t k, std::vector<Lock*>& out) { out.push_back(&lock_of(bucket(k))); }
   // (key, value) pairs sorted by key; `torn` (if given) counts the payloads
   // that are not whole (a torn multi-word update).
   std::vector<std::pair<std::int64_t, std::int64_t>> items(std::size_t* torn = nullptr) {
