@@ -465,6 +465,10 @@ void make_view(Sim& s, void* base, std::size_t size) {
   drop_view(s);
   void* p = ::mmap(base, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
   if (p == MAP_FAILED) sys_fail("mmap (reusable view of the crash image)");
+  // A child forked to crash recovery (restart.cc) opens the image afresh:
+  // it need not inherit the view, and the worker's pages then stay writable
+  // (no copy-on-write fault at the next sync).
+  (void)::madvise(p, size, MADV_DONTFORK);
   std::size_t done = 0;
   while (done < size) {
     const ssize_t r =
