@@ -25,6 +25,7 @@
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/mutate.h"
 #include "ferrite/crash/model.h"
+#include "ferrite/pmem/layout.h"
 
 namespace {
 
@@ -387,7 +388,7 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_option("--crash-points", o->crash_points,
                   "Crash points to sample (0: every verb with 1 thread, 300 with several)");
   sub->add_option("--pool-size", o->pool_size, "Simulated pool size in bytes (default 1 MiB)")
-      ->check(CLI::Range(std::size_t{1} << 18, std::size_t{1} << 34));
+      ->check(CLI::Range(ferrite::pmem::layout::kMinPoolSize, std::size_t{1} << 34));  // a pool's own bounds
   sub->add_option("--stop-after", o->stop_after,
                   "Stop crashing after this many violations (0: explore every crash point)");
   sub->add_flag("--no-tearing", o->no_tearing, "Random images never tear lines at 8-byte boundaries");
