@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -97,6 +98,56 @@ struct Scratch {
   std::string path() const { return "/proc/self/fd/" + std::to_string(fd); }
 };
 
+// Where a child that crashes recovery writes its report: one shared
+// anonymous mapping per worker, reused by every probe. A pipe read into the
+// worker's heap cost a copy-on-write fault per page (fork write-protects the
+// worker's private pages, and the reports are large); shared pages are never
+// write-protected by fork, and the child writes its records in place.
+// Layout: the committed length (u64) in the first line, records after it.
+class ReportArea {
+ public:
+  static constexpr std::size_t kCap = std::size_t{1} << 30;  // reserved, not committed
+  ReportArea() {
+    void* p = ::mmap(nullptr, kCap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::runtime_error("mmap of the probe report area failed");
+    base_ = static_cast<std::uint8_t*>(p);
+  }
+  ~ReportArea() { ::munmap(base_, kCap); }
+  ReportArea(const ReportArea&) = delete;
+  ReportArea& operator=(const ReportArea&) = delete;
+
+  // Parent, before the fork: no report yet.
+  void clear() { committed(0); }
+  // Parent, after the child ended: the records it committed.
+  std::string_view report() const {
+    std::uint64_t n = 0;
+    std::memcpy(&n, base_, 8);
+    return {reinterpret_cast<const char*>(base_) + kHead, std::min<std::uint64_t>(n, kCap - kHead)};
+  }
+
+  // Child: appends; commit() publishes what was appended (a record is
+  // either wholly committed or absent when the child dies in between).
+  void u64(std::uint64_t v) { raw(&v, 8); }
+  void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
+  void str(std::string_view v) {
+    u64(v.size());
+    raw(v.data(), v.size());
+  }
+  void raw(const void* p, std::size_t n) {
+    if (n > kCap - kHead - pos_) ::_exit(7);  // cannot happen below 1 GiB of report
+    if (n > 0) std::memcpy(base_ + kHead + pos_, p, n);
+    pos_ += n;
+  }
+  void commit() { committed(pos_); }
+  void start() { pos_ = 0; }
+
+ private:
+  static constexpr std::size_t kHead = 64;
+  void committed(std::uint64_t n) { std::memcpy(base_, &n, 8); }
+  std::uint8_t* base_ = nullptr;
+  std::size_t pos_ = 0;
+};
+
 struct Outcome {
   bool recovered = false;  // recovery (and the post-recovery ops) ran to the end
   bool no_pool = false;    // pool-create phase: the image does not open as a pool
@@ -106,6 +157,7 @@ struct Outcome {
   std::vector<Response> answers;
   std::string post_error;  // post-recovery ops disagreed with the specification
   std::string path;        // nested crashes: where recovery was crashed
+  std::uint64_t verbs = 0; // recovery's persistence verbs (it opened a pool)
 };
 
 struct JobCtx {
@@ -290,6 +342,7 @@ class Machine {
       if (!recover(j, img.path(), o, pool, subject)) {
         o.no_pool = true;
       } else {
+        o.verbs = sim::child_verbs();
         post_ops(j, index, *subject, o);
         keep_page_tables(*pool);
         subject.reset();
@@ -367,7 +420,7 @@ class Machine {
     CheckResult res = judge(j, o);
     if (!res.ok() || j.nested_depth == 0) return res;
     std::vector<Outcome> deeper;
-    crash_recovery(j, img, index, j.nested_depth, "", deeper);
+    crash_recovery(j, img, index, j.nested_depth, "", o.verbs, deeper);
     for (const auto& d : deeper) {
       ++*nested;
       CheckResult r = judge(j, d);
@@ -381,36 +434,48 @@ class Machine {
 
   // ------------------------------------------------ crashes during recovery
 
+  // One crash during recovery, captured by a probe: the crash state's lines
+  // and its images, and the lines where the media then differed from the
+  // image recovery started from.
+  struct Capture {
+    std::uint64_t at = 0;                 // the recovery verb crashed before
+    std::vector<std::uint64_t> offsets;   // the crash state's lines
+    std::vector<std::pair<int, std::vector<Line>>> images;
+    std::vector<std::uint64_t> written;   // lines recovery had made durable
+    std::vector<Line> media;              // their contents
+  };
+
   struct Probe {
     bool ok = false;          // the child reported
-    bool crashed = false;     // it stopped at the requested verb
-    std::uint64_t verbs = 0;  // (not crashed) recovery's verb count
+    std::uint64_t verbs = 0;  // recovery ran to its end: its verb count
     std::string error;
-    std::vector<std::uint64_t> offsets;
-    std::vector<std::pair<int, std::vector<Line>>> images;
+    std::vector<Capture> captures;  // in verb order
   };
 
   struct HookCtx {
-    std::uint64_t at;
-    int out;
-    std::uint8_t* media_out;
+    const std::vector<std::uint64_t>* at;  // increasing
+    std::size_t next;
+    ReportArea* out;
+    const std::uint8_t* image;  // the image recovery started from
     const CampaignConfig* cfg;
     std::uint64_t seed;
   };
 
   static void probe_hook(void* p, std::uint64_t k, persist::Verb) {
     auto* c = static_cast<HookCtx*>(p);
-    if (k != c->at) return;
-    // CRASH: the second crash. The simulator's lock is held; this process
-    // only reports and leaves.
+    while (c->next < c->at->size() && (*c->at)[c->next] < k) ++c->next;
+    if (c->next >= c->at->size() || (*c->at)[c->next] != k) return;
+    // CRASH: a second crash, before recovery verb k. The simulator's lock is
+    // held; capturing reads its state and changes nothing, so recovery goes
+    // on exactly as if this point had not been captured, to the next one.
     const CrashState cs = sim::capture_locked(k);
     ImageOptions iopt;
     iopt.tearing = c->cfg->tearing;
     iopt.enumerate_max = 4;
-    const ImageSet set = images_for(cs, c->cfg->recovery_crash_images, c->seed, iopt);
-    std::memcpy(c->media_out, sim::media_data(), sim::size());
-    wire::Writer w;
+    const ImageSet set = images_for(cs, c->cfg->recovery_crash_images, c->seed ^ k, iopt);
+    ReportArea& w = *c->out;
     w.u64(1);
+    w.u64(k);
     w.u64(cs.lines.size());
     w.raw(cs.lines.data(), cs.lines.size() * 8);
     w.u64(set.images.size());
@@ -418,34 +483,51 @@ class Machine {
       w.i64(img.index);
       for (const auto& l : img.lines) w.raw(l.data(), kL);
     }
-    (void)wire::write_all(c->out, w.data().data(), w.data().size());
-    ::_exit(0);
+    // The media as a difference from the image: recovery made few lines
+    // durable, and a whole copy per point would cost a pool's worth of
+    // fresh pages in this short-lived process.
+    const std::uint8_t* media = sim::media_data();
+    const std::size_t n = sim::size();
+    std::uint64_t diff = 0;
+    for (std::size_t pg = 0; pg < n; pg += 4096) {
+      const std::size_t len = std::min<std::size_t>(4096, n - pg);
+      if (std::memcmp(media + pg, c->image + pg, len) == 0) continue;
+      for (std::size_t off = pg; off < pg + len; off += kL) diff += std::memcmp(media + off, c->image + off, kL) != 0;
+    }
+    w.u64(diff);
+    for (std::size_t pg = 0; pg < n && diff > 0; pg += 4096) {
+      const std::size_t len = std::min<std::size_t>(4096, n - pg);
+      if (std::memcmp(media + pg, c->image + pg, len) == 0) continue;
+      for (std::size_t off = pg; off < pg + len; off += kL)
+        if (std::memcmp(media + off, c->image + off, kL) != 0) {
+          w.u64(off);
+          w.raw(media + off, kL);
+        }
+    }
+    w.commit();
+    if (++c->next == c->at->size()) ::_exit(0);  // no later point: the rest of recovery is not needed
   }
 
-  // Runs recovery on `img` under the live simulator in a child; crashes it
-  // just before recovery verb `at` (none: ~0), leaving the media in `media`.
-  Probe probe(const JobCtx& j, const Scratch& img, std::uint64_t at, Scratch& media, std::uint64_t seed) const {
+  // Runs recovery on `img` under the live simulator in a child and captures
+  // a crash just before each recovery verb in `at` (increasing; empty: none,
+  // and recovery's verb count is reported). One process serves every point:
+  // capturing does not disturb the run.
+  Probe probe(const JobCtx& j, const Scratch& img, const std::vector<std::uint64_t>& at, std::uint64_t seed) const {
     Probe pr;
-    int fds[2];
-    if (::pipe(fds) != 0) {
-      pr.error = "pipe failed";
-      return pr;
-    }
+    report_.clear();
     const pid_t pid = ::fork();
     if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
       pr.error = "fork failed";
       return pr;
     }
     if (pid == 0) {
-      ::close(fds[0]);
       ::alarm(static_cast<unsigned>(cfg_.recovery_timeout_s));
       sim::leave_child();
       sim::set_child_backing_fd(-1);
-      HookCtx ctx{at, fds[1], media.map, &cfg_, seed};
-      sim::set_crash_hook(&Machine::probe_hook, &ctx);
-      wire::Writer w;
+      report_.start();
+      HookCtx ctx{&at, 0, &report_, img.map, &cfg_, seed};
+      if (!at.empty()) sim::set_crash_hook(&Machine::probe_hook, &ctx);
+      ReportArea& w = report_;
       // CRASH: never close this pool, not even when recovery throws: the
       // simulator would write its working memory back into the image file
       // (the worker's scratch).
@@ -473,83 +555,108 @@ class Machine {
         w.u64(2);
         w.str(std::string("recovery threw: ") + e.what());
       }
-      (void)wire::write_all(fds[1], w.data().data(), w.data().size());
+      w.commit();
       ::_exit(0);
     }
-    ::close(fds[1]);
-    const std::string msg = wire::read_all(fds[0]);
-    ::close(fds[0]);
     const int status = wire::wait_child(pid);
-    wire::Reader r(msg);
-    const auto tag = r.u64();
-    if (!r.ok()) {
-      pr.error = "the recovery process " + wire::describe_status(status, cfg_.recovery_timeout_s);
-      return pr;
-    }
-    if (tag == 0) {
-      pr.ok = true;
-      pr.verbs = r.u64();
-    } else if (tag == 1) {
-      pr.ok = pr.crashed = true;
-      pr.offsets.resize(r.u64());
-      if (const char* p = r.raw(pr.offsets.size() * 8); p != nullptr && !pr.offsets.empty())
-        std::memcpy(pr.offsets.data(), p, pr.offsets.size() * 8);
-      const auto n = r.u64();
-      for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
-        const int index = static_cast<int>(r.i64());
-        std::vector<Line> lines(pr.offsets.size());
-        if (const char* p = r.raw(lines.size() * kL))
-          for (std::size_t l = 0; l < lines.size(); ++l) std::memcpy(lines[l].data(), p + l * kL, kL);
-        pr.images.emplace_back(index, std::move(lines));
+    wire::Reader r(report_.report());
+    bool ended = false;  // a final record (0 or 2) arrived
+    while (r.ok() && !ended) {
+      const auto tag = r.u64();
+      if (!r.ok()) break;
+      if (tag == 1) {
+        Capture c;
+        c.at = r.u64();
+        c.offsets.resize(r.u64());
+        if (const char* p = r.raw(c.offsets.size() * 8); p != nullptr && !c.offsets.empty())
+          std::memcpy(c.offsets.data(), p, c.offsets.size() * 8);
+        const auto n = r.u64();
+        for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
+          const int index = static_cast<int>(r.i64());
+          std::vector<Line> lines(c.offsets.size());
+          if (const char* p = r.raw(lines.size() * kL))
+            for (std::size_t l = 0; l < lines.size(); ++l) std::memcpy(lines[l].data(), p + l * kL, kL);
+          c.images.emplace_back(index, std::move(lines));
+        }
+        const auto d = r.u64();
+        for (std::uint64_t i = 0; i < d && r.ok(); ++i) {
+          c.written.push_back(r.u64());
+          Line l{};
+          if (const char* p = r.raw(kL)) std::memcpy(l.data(), p, kL);
+          c.media.push_back(l);
+        }
+        bool sane = r.ok();
+        for (const auto off : c.offsets) sane = sane && off % kL == 0 && off + kL <= img.size;
+        for (const auto off : c.written) sane = sane && off % kL == 0 && off + kL <= img.size;
+        if (!sane) break;
+        pr.captures.push_back(std::move(c));
+        if (pr.captures.size() == at.size()) {  // the child left after its last point
+          pr.ok = true;
+          ended = true;
+        }
+      } else if (tag == 0) {
+        pr.ok = true;
+        pr.verbs = r.u64();
+        ended = true;
+      } else if (tag == 2) {
+        pr.error = r.str();
+        ended = true;
+      } else {
+        break;
       }
-    } else {
-      pr.error = r.str();
     }
-    if (!r.ok()) {
+    if (!ended || !r.ok()) {
       pr.ok = false;
-      pr.error = "garbled report from the recovery process";
+      if (pr.error.empty())
+        pr.error = WIFEXITED(status) && WEXITSTATUS(status) == 0
+                       ? "garbled report from the recovery process"
+                       : "the recovery process " + wire::describe_status(status, cfg_.recovery_timeout_s);
     }
     return pr;
   }
 
+  // Crashes recovery of `img` at points spread over its `n` verbs (the count
+  // of the plain restart that already judged this image), recovers each
+  // crash image again and, below depth 1, crashes that recovery too.
   void crash_recovery(const JobCtx& j, const Scratch& img, int index, int depth, const std::string& path,
-                      std::vector<Outcome>& out) const {
-    Scratch media;
-    media.resize(img.size);
+                      std::uint64_t n, std::vector<Outcome>& out) const {
+    if (n == 0) return;  // no pool, or a recovery with nothing to crash
     const std::uint64_t salt = wire::mix(cfg_.seed ^ wire::mix(j.k) ^ wire::mix(static_cast<std::uint64_t>(index) + 77) ^
                                          std::hash<std::string>{}(path));
-    const Probe count = probe(j, img, ~std::uint64_t{0}, media, salt);
-    if (!count.ok || count.verbs == 0) return;  // the plain restart already judged this image
     // Recovery crash points: spread over recovery's verbs, jittered by the seed.
     std::vector<std::uint64_t> points;
-    const std::uint64_t n = count.verbs;
     const std::uint64_t want = cfg_.recovery_crash_points == 0 ? n : std::min<std::uint64_t>(n, cfg_.recovery_crash_points);
     for (std::uint64_t i = 0; i < want; ++i) {
       const std::uint64_t lo = i * n / want, hi = (i + 1) * n / want;
       points.push_back(lo + (hi > lo ? wire::mix(salt + i) % (hi - lo) : 0));
     }
-    for (auto at : points) {
-      alive();
-      const Probe c = probe(j, img, at, media, salt ^ at);
-      const std::string where = (path.empty() ? "" : path + ", then ") + "a crash during recovery at its verb " +
-                                std::to_string(at) + " of " + std::to_string(n);
-      if (!c.ok) {
-        Outcome o;
-        o.error = c.error;
-        o.path = where;
-        out.push_back(std::move(o));
-        continue;
-      }
-      if (!c.crashed) continue;  // fewer verbs this time: nothing to crash
-      Scratch next;
-      for (const auto& [idx, lines] : c.images) {
-        next.load(media.map, media.size);
-        for (std::size_t l = 0; l < c.offsets.size(); ++l) std::memcpy(next.map + c.offsets[l], lines[l].data(), kL);
+    auto where = [&](std::uint64_t at) {
+      return (path.empty() ? "" : path + ", then ") + "a crash during recovery at its verb " + std::to_string(at) +
+             " of " + std::to_string(n);
+    };
+    alive();
+    const Probe c = probe(j, img, points, salt);
+    if (!c.ok) {
+      // Recovery failed before the first point it did not reach (points past
+      // a shorter run are simply not crashed).
+      Outcome o;
+      o.error = c.error;
+      o.path = where(c.captures.size() < points.size() ? points[c.captures.size()] : n);
+      out.push_back(std::move(o));
+    }
+    Scratch next;  // one per level: reloaded per image
+    for (const auto& cap : c.captures) {
+      for (const auto& [idx, lines] : cap.images) {
+        alive();
+        next.load(img.map, img.size);
+        for (std::size_t l = 0; l < cap.written.size(); ++l) std::memcpy(next.map + cap.written[l], cap.media[l].data(), kL);
+        for (std::size_t l = 0; l < cap.offsets.size(); ++l) std::memcpy(next.map + cap.offsets[l], lines[l].data(), kL);
         Outcome o = restart(j, next, index);
-        o.path = where + " (image " + std::to_string(idx) + ")";
+        o.path = where(cap.at) + " (image " + std::to_string(idx) + ")";
         const std::string here = o.path;
+        const std::uint64_t verbs = o.recovered && !o.no_pool ? o.verbs : 0;
         out.push_back(std::move(o));
-        if (depth > 1) crash_recovery(j, next, index, depth - 1, here, out);
+        if (depth > 1) crash_recovery(j, next, index, depth - 1, here, verbs, out);
       }
     }
   }
@@ -570,6 +677,7 @@ class Machine {
   std::optional<RegionSpec> regions_;  // failure atomicity of multi-store regions
   bool detectable_ = false, buffered_ = false;
   Scratch scratch_;
+  mutable ReportArea report_;  // crashes during recovery: the probes' reports
   std::unordered_map<std::uint64_t, CheckResult> cache_;
 };
 

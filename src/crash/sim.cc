@@ -178,7 +178,8 @@ struct Sim {
   void* hook_ctx = nullptr;
   sim::Turnstile turnstile = nullptr;  // controlled scheduling (campaign)
   void* turnstile_ctx = nullptr;
-  bool child = false;  // in a crashed child: verbs do nothing
+  bool child = false;  // in a crashed child: verbs do nothing but count
+  std::atomic<std::uint64_t> child_k{0};  // crashed child: verbs since the last attach
   int child_backing_fd = -1;  // crashed child: pools attach as views of this file
   // Crashed child (a farm worker): the reusable image view, a private
   // anonymous mapping left at the pool's base between restarts (see
@@ -236,7 +237,10 @@ std::unique_lock<std::mutex> enter(Sim& s, persist::Verb v) {
 
 void sim_pwb(const void* line) {
   Sim& s = g();
-  if (s.child) return;
+  if (s.child) {
+    s.child_k.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   auto lk = enter(s, persist::Verb::kPwb);
   if (s.base == nullptr) return;
   const auto* p = static_cast<const std::uint8_t*>(line);
@@ -252,7 +256,10 @@ void sim_pwb(const void* line) {
 
 void sim_verb(persist::Verb v) {
   Sim& s = g();
-  if (s.child) return;
+  if (s.child) {
+    s.child_k.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   auto lk = enter(s, v);
   if (s.base == nullptr) return;
   VerbEvent e;
@@ -497,6 +504,7 @@ const persist::Backend* attach(void* base, std::size_t size) {
         if (p == MAP_FAILED) sys_fail("mmap (private view of the crash image)");
       }
     }
+    s.child_k.store(0, std::memory_order_relaxed);  // as a live attach restarts k
     // Whatever the parent tracked is not this mapping.
     const auto b = reinterpret_cast<std::uintptr_t>(base);
     if (g_track.lo.load() < b + size && b < g_track.hi.load()) {
@@ -722,6 +730,7 @@ CrashState capture() {
 }
 
 void enter_child() { g().child = true; }
+std::uint64_t child_verbs() { return g().child_k.load(std::memory_order_relaxed); }
 void leave_child() {
   Sim& s = g();
   drop_view(s);  // pools attached from now on are live and map their file

@@ -215,6 +215,11 @@ CrashState capture();
 // In a fork()ed child: stop simulating (verbs become no-ops and never take
 // the lock, which the child may have inherited locked).
 void enter_child();
+// In a crashed child: the persistence verbs issued since the last pool was
+// attached (counted, not simulated). They are the verbs a live simulator
+// would number 0, 1, ... on the same code path: a campaign picks the points
+// at which to crash recovery from the count of a plain restart.
+std::uint64_t child_verbs();
 // In a child of a worker that crashes recovery (campaign, crash during
 // recovery): simulate again (pools attached from now on are live).
 void leave_child();
