@@ -148,8 +148,10 @@ struct RomulusRegion {
     void* head;                // first free block; its first word links the next
   } free[kFreeLists];
 };
-static_assert(sizeof(RomulusRegion) == 128);
 inline constexpr std::uint64_t kRomulusHeaderBytes = 128;
+static_assert(sizeof(RomulusRegion) == kRomulusHeaderBytes);
+static_assert(offsetof(RomulusRegion, used) == 8);
+static_assert(offsetof(RomulusRegion, free) == 32);
 
 namespace romulus_internal {
 
@@ -159,6 +161,8 @@ namespace romulus_internal {
 inline void copy_region(std::uint8_t* to, const std::uint8_t* from, std::uint64_t n) {
   std::memcpy(to, from, n);
   persist::declare_store(to, n);
+  // PERSIST: the copied lines; the caller's psync makes them durable before
+  // the state word changes.
   persist::pwb(to, n);
 }
 
@@ -194,6 +198,9 @@ inline void romulus_recover(RomulusRoot* r) {
   // crash before this psync finds the old state and copies again).
   persist::psync();
   r->state = RomulusRoot::kIdle;
+  // PERSIST: IDLE durable before the pool is used. Not needed for
+  // correctness (the copies agree now: losing IDLE costs another copy at
+  // the next open), but it makes a recovered pool's state plain.
   persist::pwb(&r->state);
   persist::psync();
 }
@@ -487,11 +494,13 @@ class RomulusLog {
     persist::psync();
     // R6.
     release_all(reqs, n);
-    // R7. back := main on the logged lines.
+    // R7. back := main on the logged lines. CRASH: a torn or partial copy
+    // is repaired by recovery (COPYING is durable: main is copied again).
     for (std::uint32_t l : dirty_) {
       const std::uint64_t off = std::uint64_t{l} * 64;
       std::memcpy(back_ + off, main_ + off, 64);
       persist::declare_store(back_ + off, 64);
+      // PERSIST: ordered before IDLE and the next MUTATING by R8.
       persist::pwb(back_ + off);
       dirty_bits_[l / 64] = 0;  // every set bit is a logged line: the whole word goes
     }
@@ -511,6 +520,7 @@ class RomulusLog {
     for (std::uint32_t l : dirty_) {
       const std::uint64_t off = std::uint64_t{l} * 64;
       std::memcpy(main_ + off, back_ + off, 64);
+      // CRASH: MUTATING is durable: recovery would restore these lines too.
       persist::pwb(main_ + off);
       dirty_bits_[l / 64] = 0;
     }
@@ -518,6 +528,7 @@ class RomulusLog {
     // PERSIST: main restored before the state leaves MUTATING.
     persist::psync();
     root_->state = RomulusRoot::kIdle;
+    // PERSIST: IDLE durable before the announcers learn of the failure.
     persist::pwb(&root_->state);
     persist::psync();
   }
