@@ -463,12 +463,12 @@ class RomulusLog {
     root_->state = RomulusRoot::kMutating;
     persist::pwb(&root_->state);
     if constexpr ((Faults & kRomulusNoMutatingFence) == 0) persist::pfence();
-    // R2. ORDER: acquire pairs with a reader's release at departure.
-    for (auto& r : readers_)
-      while (r.value.load(std::memory_order_acquire) != 0) {
-        std::uint32_t spins = 0;
-        backoff(spins);
-      }
+    // R2. ORDER: seq_cst, after the seq_cst lock CAS (Dekker with read());
+    // it also acquires a departing reader's release.
+    for (auto& r : readers_) {
+      std::uint32_t spins = 0;
+      while (r.value.load(std::memory_order_seq_cst) != 0) backoff(spins);
+    }
     // R3.
     std::exception_ptr failed;
     for (std::size_t i = 0; i < n && !failed; ++i) {
