@@ -1,6 +1,8 @@
 // ferrite/baselines/seq_objects.h — sequential objects that live in a
 // Ferrite pool and persist in place: the shared state of the lock-persist
-// and fc-inplace competitors (lock_persist.h, fc_inplace.h).
+// and fc-inplace competitors (lock_persist.h, fc_inplace.h), and — through
+// a transactional storage policy (below) — of the RomulusLog ones
+// (romulus.h).
 //
 // What it is: a stack (linked list, top pointer), a queue (linked list with
 // sentinel, head/tail), an AtomicFloat register (one double, initially 1.0)
