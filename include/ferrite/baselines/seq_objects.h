@@ -1,6 +1,8 @@
 // ferrite/baselines/seq_objects.h — sequential objects that live in a
 // Ferrite pool and persist in place: the shared state of the lock-persist
-// and fc-inplace competitors (lock_persist.h, fc_inplace.h).
+// and fc-inplace competitors (lock_persist.h, fc_inplace.h), and — through
+// a transactional storage policy (below) — of the RomulusLog ones
+// (romulus.h).
 //
 // What it is: a stack (linked list, top pointer), a queue (linked list with
 // sentinel, head/tail), an AtomicFloat register (one double, initially 1.0)
@@ -25,6 +27,30 @@
 // registered hook (recover_root), which does the repair (idempotent) and
 // traces from the root; the constructors, attaching, repeat the repair and
 // free nothing.
+//
+// Storage policy. Each object is templated on how it stores, persists and
+// allocates (`Storage`); everything above describes the default,
+// InPlaceStorage: roots are named pool roots, nodes come from the pool heap
+// (NodeAlloc), stores are plain, the pwb/pfence/psync calls are the persist
+// verbs (with the object's own call sites, for the crash simulator's
+// mutation testing). A transactional storage (Storage::kTransactional, e.g.
+// RomulusStorage in romulus.h) runs every `apply` inside a failure-atomic
+// transaction of a persistent transactional memory: stores go through the
+// PTM's store interposition, nodes and roots come from the PTM's own
+// allocator, the pwb/pfence/psync calls are no-ops (the PTM makes the
+// transaction durable at its commit), removed nodes are freed inside the
+// transaction, and the repairs (queue tail, heap redo log) are never needed:
+// the heap applies its planned key moves directly instead of through its
+// redo log. A storage provides:
+//   using Context;                         what the object is built on
+//   static constexpr bool kTransactional;
+//   Storage(Context&, const SeqParams&, bool nodes);
+//   template <class Root> Root* find_root(name);    nullptr: absent
+//   template <class Root> Root* create_root(name);
+//   set(T& dst, T v); set_next(PNode*, PNode*);     stores to the object
+//   pwb(p, n), pfence(), psync();                   persistence (caller's site)
+//   PNode* make(tid, v); node_size(); release(tid, PNode*); after_sync(tid);
+//   void* alloc_array(bytes, tid);
 #pragma once
 
 #include <algorithm>
@@ -32,6 +58,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -49,26 +76,70 @@ struct SeqParams {
   int heap_capacity = 1024;
 };
 
-// Base for the linked objects: node allocation and deferred frees.
-class SeqLinked {
- protected:
-  SeqLinked(pmem::Pool& pool, const SeqParams& p) : pool_(pool), alloc_(pool, p.value_size) {}
-  void defer_free(PNode* n) { deferred_.push_back(n); }
-
+// The default storage: in place in a Ferrite pool, persisted with the
+// persist verbs (see the top of the file).
+class InPlaceStorage {
  public:
+  using Context = pmem::Pool;
+  static constexpr bool kTransactional = false;
+  // nodes: the object allocates list nodes (a NodeAlloc of p.value_size).
+  InPlaceStorage(pmem::Pool& pool, const SeqParams& p, bool nodes) : pool_(pool) {
+    if (nodes) alloc_.emplace(pool, p.value_size);
+  }
+  template <class Root>
+  Root* find_root(std::string_view name) {
+    return pool_.has_root(name) ? pool_.root<Root>(name) : nullptr;
+  }
+  template <class Root>
+  Root* create_root(std::string_view name) {
+    return pool_.create_root<Root>(name);
+  }
+  template <class T>
+  void set(T& dst, T v) {
+    dst = v;
+  }
+  // Relaxed: the objects are serialized by their caller.
+  void set_next(PNode* n, PNode* v) { n->next.store(v, std::memory_order_relaxed); }
+  void pwb(const void* p, std::size_t n = 1, const persist::Site& where = persist::Site::current()) {
+    persist::pwb(p, n, where);
+  }
+  void pfence(const persist::Site& where = persist::Site::current()) { persist::pfence(where); }
+  void psync(const persist::Site& where = persist::Site::current()) { persist::psync(where); }
+  PNode* make(int tid, std::int64_t v) { return alloc_->make(tid, v); }
+  std::size_t node_size() const { return alloc_->node_size(); }
+  // Freed only after the caller's psync (after_sync): the durable state
+  // never reaches a reused block.
+  void release(int, PNode* n) { deferred_.push_back(n); }
   void after_sync(int tid) {
-    for (PNode* n : deferred_) alloc_.free_now(tid, n);
+    for (PNode* n : deferred_) alloc_->free_now(tid, n);
     deferred_.clear();
   }
+  void* alloc_array(std::size_t bytes, int tid) { return pool_.heap().alloc(bytes, tid); }
 
- protected:
+ private:
   pmem::Pool& pool_;
-  NodeAlloc alloc_;
+  std::optional<NodeAlloc> alloc_;
   std::vector<PNode*> deferred_;
 };
 
-template <unsigned Faults = kNoFaults>
-class SeqStack : public SeqLinked {
+// Base for the linked objects: node allocation and deferred frees.
+template <class Storage>
+class SeqLinked {
+ protected:
+  SeqLinked(typename Storage::Context& ctx, const SeqParams& p) : st_(ctx, p, true) {}
+  void defer_free(int tid, PNode* n) { st_.release(tid, n); }
+
+ public:
+  void after_sync(int tid) { st_.after_sync(tid); }
+
+ protected:
+  Storage st_;
+};
+
+template <unsigned Faults = kNoFaults, class Storage = InPlaceStorage>
+class SeqStack : public SeqLinked<Storage> {
+  using SeqLinked<Storage>::st_;
+
  public:
   struct Root {
     static constexpr std::uint32_t kTypeTag = 0x42A5'0020;
@@ -76,12 +147,9 @@ class SeqStack : public SeqLinked {
     static constexpr const char* kTypeName = "baselines::SeqStack";
     alignas(64) PNode* top = nullptr;
   };
-  SeqStack(pmem::Pool& pool, std::string_view name, const SeqParams& p) : SeqLinked(pool, p) {
-    if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);  // the pool recovered the heap (recover_root)
-    } else {
-      root_ = pool.create_root<Root>(name);
-    }
+  SeqStack(typename Storage::Context& ctx, std::string_view name, const SeqParams& p) : SeqLinked<Storage>(ctx, p) {
+    root_ = st_.template find_root<Root>(name);  // in place: the pool recovered the heap (recover_root)
+    if (root_ == nullptr) root_ = st_.template create_root<Root>(name);
   }
   // Root's recover hook: the list from the durable top.
   static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
@@ -91,23 +159,23 @@ class SeqStack : public SeqLinked {
   // insert = push (ack), remove = pop (value | empty).
   bool apply(int tid, bool insert, std::int64_t arg, std::int64_t* out) {
     if (insert) {
-      PNode* n = alloc_.make(tid, arg);
-      n->next.store(root_->top, std::memory_order_relaxed);  // relaxed: serialized by the caller
+      PNode* n = st_.make(tid, arg);
+      st_.set_next(n, root_->top);
       // PERSIST: node before the pointer to it.
-      if constexpr ((Faults & kNoNodePwb) == 0) persist::pwb(n, alloc_.node_size());
-      persist::pfence();
-      root_->top = n;
-      persist::pwb(&root_->top);
-      persist::pfence();
+      if constexpr ((Faults & kNoNodePwb) == 0) st_.pwb(n, st_.node_size());
+      st_.pfence();
+      st_.set(root_->top, n);
+      st_.pwb(&root_->top);
+      st_.pfence();
       return false;
     }
     PNode* t = root_->top;
     if (t == nullptr) return false;
     *out = t->value;
-    root_->top = t->next.load(std::memory_order_relaxed);
-    persist::pwb(&root_->top);
-    persist::pfence();
-    defer_free(t);
+    st_.set(root_->top, t->next.load(std::memory_order_relaxed));
+    st_.pwb(&root_->top);
+    st_.pfence();
+    this->defer_free(tid, t);
     return true;
   }
   std::vector<std::int64_t> snapshot() const {
@@ -121,8 +189,10 @@ class SeqStack : public SeqLinked {
   Root* root_ = nullptr;
 };
 
-template <unsigned Faults = kNoFaults>
-class SeqQueue : public SeqLinked {
+template <unsigned Faults = kNoFaults, class Storage = InPlaceStorage>
+class SeqQueue : public SeqLinked<Storage> {
+  using SeqLinked<Storage>::st_;
+
  public:
   struct Root {
     static constexpr std::uint32_t kTypeTag = 0x42A5'0021;
@@ -131,40 +201,42 @@ class SeqQueue : public SeqLinked {
     alignas(64) PNode* head = nullptr;
     alignas(64) PNode* tail = nullptr;
   };
-  SeqQueue(pmem::Pool& pool, std::string_view name, const SeqParams& p) : SeqLinked(pool, p) {
-    if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);
-      repair(root_);
+  SeqQueue(typename Storage::Context& ctx, std::string_view name, const SeqParams& p) : SeqLinked<Storage>(ctx, p) {
+    root_ = st_.template find_root<Root>(name);
+    if (root_ != nullptr) {
+      // A transaction never leaves the tail behind: nothing to repair.
+      if constexpr (!Storage::kTransactional) repair(root_);
     } else {
-      root_ = pool.create_root<Root>(name);
-      PNode* s = alloc_.make(0, 0);
-      persist::pwb(s, alloc_.node_size());
-      persist::pfence();
-      root_->head = root_->tail = s;
-      persist::pwb(root_, sizeof(Root));
-      persist::psync();
+      root_ = st_.template create_root<Root>(name);
+      PNode* s = st_.make(0, 0);
+      st_.pwb(s, st_.node_size());
+      st_.pfence();
+      st_.set(root_->head, s);
+      st_.set(root_->tail, s);
+      st_.pwb(root_, sizeof(Root));
+      st_.psync();
     }
   }
   bool apply(int tid, bool insert, std::int64_t arg, std::int64_t* out) {
     if (insert) {
-      PNode* n = alloc_.make(tid, arg);
-      if constexpr ((Faults & kNoNodePwb) == 0) persist::pwb(n, alloc_.node_size());
-      persist::pfence();
-      root_->tail->next.store(n, std::memory_order_relaxed);  // relaxed: serialized by the caller
-      persist::pwb(&root_->tail->next);
-      root_->tail = n;
-      persist::pwb(&root_->tail);
-      persist::pfence();
+      PNode* n = st_.make(tid, arg);
+      if constexpr ((Faults & kNoNodePwb) == 0) st_.pwb(n, st_.node_size());
+      st_.pfence();
+      st_.set_next(root_->tail, n);
+      st_.pwb(&root_->tail->next);
+      st_.set(root_->tail, n);
+      st_.pwb(&root_->tail);
+      st_.pfence();
       return false;
     }
     PNode* first = root_->head;
     PNode* next = first->next.load(std::memory_order_relaxed);
     if (next == nullptr) return false;
     *out = next->value;
-    root_->head = next;
-    persist::pwb(&root_->head);
-    persist::pfence();
-    defer_free(first);
+    st_.set(root_->head, next);
+    st_.pwb(&root_->head);
+    st_.pfence();
+    this->defer_free(tid, first);
     return true;
   }
   std::vector<std::int64_t> snapshot() const {
@@ -183,7 +255,7 @@ class SeqQueue : public SeqLinked {
   }
 
  private:
-  // tail := the last node reachable from head. Idempotent.
+  // tail := the last node reachable from head. Idempotent. In place only.
   static void repair(Root* r) {
     if (r->head == nullptr) return;  // creation did not complete
     PNode* last = r->head;
@@ -197,22 +269,20 @@ class SeqQueue : public SeqLinked {
 };
 
 // AtomicFloat: insert = mul(k) with k = bit_cast<double>(arg); returns the
-// old value's bits. remove = read.
-template <unsigned Faults = kNoFaults>
+// old value's bits. remove = read (stores nothing: kReadOnlyRemove).
+template <unsigned Faults = kNoFaults, class Storage = InPlaceStorage>
 class SeqFloat {
  public:
+  static constexpr bool kReadOnlyRemove = true;
   struct Root {
     static constexpr std::uint32_t kTypeTag = 0x42A5'0022;
     static constexpr std::uint32_t kTypeVersion = 1;
     static constexpr const char* kTypeName = "baselines::SeqFloat";
     alignas(64) double value = 1.0;
   };
-  SeqFloat(pmem::Pool& pool, std::string_view name, const SeqParams&) {
-    if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);
-    } else {
-      root_ = pool.create_root<Root>(name);
-    }
+  SeqFloat(typename Storage::Context& ctx, std::string_view name, const SeqParams& p) : st_(ctx, p, false) {
+    root_ = st_.template find_root<Root>(name);
+    if (root_ == nullptr) root_ = st_.template create_root<Root>(name);
   }
   // Root's recover hook: the root is the whole state.
   static void recover_root(pmem::Pool&, Root*, const std::function<void(void*)>&) {}
@@ -220,9 +290,9 @@ class SeqFloat {
     const double old = root_->value;
     *out = std::bit_cast<std::int64_t>(old);
     if (insert) {
-      root_->value = old * std::bit_cast<double>(arg);
-      if constexpr ((Faults & kNoLinkPwb) == 0) persist::pwb(&root_->value);
-      persist::pfence();
+      st_.set(root_->value, old * std::bit_cast<double>(arg));
+      if constexpr ((Faults & kNoLinkPwb) == 0) st_.pwb(&root_->value);
+      st_.pfence();
     }
     return true;
   }
@@ -231,12 +301,13 @@ class SeqFloat {
   std::vector<std::int64_t> snapshot() const { return {std::bit_cast<std::int64_t>(root_->value)}; }
 
  private:
+  Storage st_;
   Root* root_ = nullptr;
 };
 
 // Bounded binary min-heap. insert on a full heap is refused (returns false
 // with *out untouched: the caller treats it as "full").
-template <unsigned Faults = kNoFaults>
+template <unsigned Faults = kNoFaults, class Storage = InPlaceStorage>
 class SeqHeap {
  public:
   static constexpr int kMaxLog = 64;
@@ -257,68 +328,54 @@ class SeqHeap {
       std::int64_t key;
     } entries[kMaxLog];
   };
-  SeqHeap(pmem::Pool& pool, std::string_view name, const SeqParams& p) {
-    if (pool.has_root(name)) {
-      root_ = pool.root<Root>(name);
-      repair(root_);
+  using Entry = typename Root::Entry;
+  SeqHeap(typename Storage::Context& ctx, std::string_view name, const SeqParams& p) : st_(ctx, p, false) {
+    root_ = st_.template find_root<Root>(name);
+    if (root_ != nullptr) {
+      // A transaction never leaves a half-applied operation: no redo log.
+      if constexpr (!Storage::kTransactional) repair(root_);
     } else {
       if (p.heap_capacity <= 0) throw std::invalid_argument("SeqHeap: capacity must be > 0");
-      root_ = pool.create_root<Root>(name);
-      auto* keys = static_cast<std::int64_t*>(pool.heap().alloc(sizeof(std::int64_t) * static_cast<std::size_t>(p.heap_capacity), 0));
-      root_->capacity = static_cast<std::uint64_t>(p.heap_capacity);
-      root_->keys = keys;
-      persist::pwb(root_, sizeof(Root));
-      persist::psync();
+      root_ = st_.template create_root<Root>(name);
+      auto* keys = static_cast<std::int64_t*>(st_.alloc_array(sizeof(std::int64_t) * static_cast<std::size_t>(p.heap_capacity), 0));
+      st_.set(root_->capacity, static_cast<std::uint64_t>(p.heap_capacity));
+      st_.set(root_->keys, keys);
+      st_.pwb(root_, sizeof(Root));
+      st_.psync();
     }
   }
   // insert(key) -> false (ack, or refused when full); remove = delete-min.
   bool apply(int, bool insert, std::int64_t arg, std::int64_t* out) {
     Root& r = *root_;
-    std::int64_t* k = r.keys;
-    std::uint64_t n = 0;
-    if (insert) {
-      if (r.size == r.capacity) return false;
-      std::uint64_t pos = r.size;
-      while (pos > 0 && k[(pos - 1) / 2] > arg) {
-        r.entries[n++] = {pos, k[(pos - 1) / 2]};
-        pos = (pos - 1) / 2;
-      }
-      r.entries[n++] = {pos, arg};
-      r.new_size = r.size + 1;
+    if constexpr (Storage::kTransactional) {
+      // The transaction makes the key moves atomic: apply the plan directly.
+      Entry e[kMaxLog];
+      std::uint64_t n = 0, new_size = 0;
+      if (!plan(r, insert, arg, out, e, n, new_size)) return false;
+      for (std::uint64_t i = 0; i < n; ++i) st_.set(r.keys[e[i].index], e[i].key);
+      st_.set(r.size, new_size);
+      return !insert;
     } else {
-      if (r.size == 0) return false;
-      *out = k[0];
-      const std::uint64_t ns = r.size - 1;
-      const std::int64_t last = k[ns];
-      std::uint64_t pos = 0;
-      for (;;) {
-        std::uint64_t c = 2 * pos + 1;
-        if (c >= ns) break;
-        if (c + 1 < ns && k[c + 1] < k[c]) ++c;
-        if (k[c] >= last) break;
-        r.entries[n++] = {pos, k[c]};
-        pos = c;
-      }
-      if (ns > 0) r.entries[n++] = {pos, last};
-      r.new_size = ns;
+      std::uint64_t n = 0;
+      if (!plan(r, insert, arg, out, r.entries, n, r.new_size)) return false;
+      r.count = n;
+      // PERSIST: log entries, then the commit word, durable before any
+      // in-place store (a dirty key line may be evicted at any time).
+      if constexpr ((Faults & kNoLogPwb) == 0) persist::pwb(&r.count, sizeof(std::uint64_t) * 2 + sizeof(Entry) * n);
+      persist::pfence();
+      r.valid = 1;
+      persist::pwb(&r.valid);
+      persist::psync();
+      replay();
+      // PERSIST: the in-place writes are durable before the log is cleared,
+      // and the clear is durable before the next operation (possibly another
+      // thread's) writes the log again.
+      persist::psync();
+      r.valid = 0;
+      persist::pwb(&r.valid);
+      persist::psync();
+      return !insert;
     }
-    r.count = n;
-    // PERSIST: log entries, then the commit word, durable before any
-    // in-place store (a dirty key line may be evicted at any time).
-    if constexpr ((Faults & kNoLogPwb) == 0) persist::pwb(&r.count, sizeof(std::uint64_t) * 2 + sizeof(typename Root::Entry) * n);
-    persist::pfence();
-    r.valid = 1;
-    persist::pwb(&r.valid);
-    persist::psync();
-    replay();
-    // PERSIST: the in-place writes are durable before the log is cleared,
-    // and the clear is durable before the next operation (possibly another
-    // thread's) writes the log again.
-    persist::psync();
-    r.valid = 0;
-    persist::pwb(&r.valid);
-    persist::psync();
-    return !insert;
   }
   void after_sync(int) {}
   std::vector<std::int64_t> snapshot() const {
@@ -333,8 +390,43 @@ class SeqHeap {
   }
 
  private:
+  // The key moves of one operation: e[0..n) = (index, key) to write, and
+  // the size after it; *out = the minimum for a remove. Stores only to e,
+  // n and new_size. False when the operation changes nothing (insert into a
+  // full heap, remove from an empty one).
+  static bool plan(const Root& r, bool insert, std::int64_t arg, std::int64_t* out, Entry* e, std::uint64_t& n,
+                   std::uint64_t& new_size) {
+    const std::int64_t* k = r.keys;
+    if (insert) {
+      if (r.size == r.capacity) return false;
+      std::uint64_t pos = r.size;
+      while (pos > 0 && k[(pos - 1) / 2] > arg) {
+        e[n++] = {pos, k[(pos - 1) / 2]};
+        pos = (pos - 1) / 2;
+      }
+      e[n++] = {pos, arg};
+      new_size = r.size + 1;
+      return true;
+    }
+    if (r.size == 0) return false;
+    *out = k[0];
+    const std::uint64_t ns = r.size - 1;
+    const std::int64_t last = k[ns];
+    std::uint64_t pos = 0;
+    for (;;) {
+      std::uint64_t c = 2 * pos + 1;
+      if (c >= ns) break;
+      if (c + 1 < ns && k[c + 1] < k[c]) ++c;
+      if (k[c] >= last) break;
+      e[n++] = {pos, k[c]};
+      pos = c;
+    }
+    if (ns > 0) e[n++] = {pos, last};
+    new_size = ns;
+    return true;
+  }
   // Replays a committed redo log and clears it. Idempotent (the log holds
-  // absolute values).
+  // absolute values). In place only.
   static void repair(Root* r) {
     if (r->valid != 0) replay(*r);  // CRASH: committed but maybe not applied
     r->valid = 0;
@@ -350,6 +442,7 @@ class SeqHeap {
     r.size = r.new_size;
     persist::pwb(&r.size);
   }
+  Storage st_;
   Root* root_ = nullptr;
 };
 

@@ -1,0 +1,101 @@
+// RomulusLog under 2-4 threads (include/ferrite/baselines/romulus.h): the
+// flat-combined writers and the C-RW-WP readers. Conservation for the stack,
+// queue (plus per-producer FIFO) and heap; the float's product is exact (all
+// factors are powers of two) and its readers see only committed values.
+// Runs under TSan (label stress).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "common/conservation.h"
+#include "common/scale.h"
+#include "common/temp_pool.h"
+#include "ferrite/baselines/romulus.h"
+#include "ferrite/baselines/seq_objects.h"
+
+namespace fb = ferrite::baselines;
+using ferrite::test::scaled;
+using ferrite::test::TempPool;
+
+namespace {
+
+constexpr std::size_t kRegion = std::size_t{8} << 20;
+fb::SeqParams params(int threads) { return {threads, 8, 1 << 16}; }
+
+template <class Obj>
+void conservation(const char* tag, int threads, bool fifo) {
+  TempPool pool(tag, std::size_t{64} << 20);
+  Obj obj(*pool, "o", params(threads), kRegion);
+  ferrite::test::run_conservation(
+      threads, scaled(10000, 200),
+      [&](int t, std::uint64_t, std::int64_t v) {
+        std::int64_t out;
+        obj.apply(t, true, v, &out);
+      },
+      [&](int t, std::uint64_t, std::int64_t* out) { return obj.apply(t, false, 0, out); }, fifo);
+  EXPECT_EQ(obj.ptm().state(), fb::RomulusRoot::kIdle);
+  EXPECT_TRUE(obj.ptm().copies_agree());
+}
+
+}  // namespace
+
+class RomulusStress : public ::testing::TestWithParam<int> {};
+
+TEST_P(RomulusStress, StackConservesItsElements) {
+  conservation<fb::RomulusObject<fb::SeqStack>>("rom-st", GetParam(), false);
+}
+TEST_P(RomulusStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::RomulusObject<fb::SeqQueue>>("rom-qu", GetParam(), true);
+}
+TEST_P(RomulusStress, HeapConservesItsElements) {
+  conservation<fb::RomulusObject<fb::SeqHeap>>("rom-hp", GetParam(), false);
+}
+
+// Writers (half the threads) multiply by powers of two while readers read:
+// the final value is exactly 2^(doublings - halvings), and every value a
+// reader sees is a power of two (a committed value, never a torn one).
+TEST_P(RomulusStress, FloatReadersSeeOnlyCommittedValues) {
+  const int threads = GetParam();
+  TempPool pool("rom-fl", std::size_t{16} << 20);
+  fb::RomulusObject<fb::SeqFloat> f(*pool, "f", params(threads), std::size_t{1} << 20);
+  const int per = scaled(2000, 100);
+  const int writers = threads / 2;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      std::int64_t v = 0;
+      for (int i = 0; i < per; ++i) {
+        if (t < writers) {
+          // *2 at odd i and at multiples of 8, else *0.5: +2 doublings per
+          // 8 operations, so the value stays finite (2^1000 at most).
+          const double k = (i % 8 == 0) ? 2.0 : ((i % 2) ? 2.0 : 0.5);
+          f.apply(t, true, std::bit_cast<std::int64_t>(k), &v);
+        } else {
+          f.apply(t, false, 0, &v);
+          const double d = std::bit_cast<double>(v);
+          int e = 0;
+          if (std::frexp(d, &e) != 0.5) bad.fetch_add(1);  // not a power of two: a torn value
+        }
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  int twos = 0, halves = 0;
+  for (int i = 0; i < per; ++i) {
+    if (i % 8 == 0 || i % 2 == 1) ++twos;
+    else ++halves;
+  }
+  std::int64_t v = 0;
+  f.apply(0, false, 0, &v);
+  EXPECT_EQ(std::bit_cast<double>(v), std::ldexp(1.0, writers * (twos - halves)));
+  EXPECT_TRUE(f.ptm().copies_agree());
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
+                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
