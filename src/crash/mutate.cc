@@ -11,7 +11,7 @@ namespace ferrite::crash {
 
 MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cfg_in,
                             const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress,
-                            int seeds) {
+                            int seeds, const std::function<bool(const sites::Site&)>& only) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   if (seeds < 1) throw std::invalid_argument("mutation: seeds must be at least 1");
@@ -48,7 +48,8 @@ MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cf
     if (i == 0 || !m.error.empty()) m.baseline = std::move(r);
   }
   std::vector<sites::Site> reached;
-  for (auto& [id, site] : found) reached.push_back(std::move(site));
+  for (auto& [id, site] : found)
+    if (!only || only(site)) reached.push_back(std::move(site));
   std::sort(reached.begin(), reached.end(), [](const sites::Site& a, const sites::Site& b) {
     return std::tie(a.file, a.line, a.column, a.verb) < std::tie(b.file, b.line, b.column, b.verb);
   });

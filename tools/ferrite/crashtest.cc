@@ -52,6 +52,7 @@ struct Opts {
   int pct_depth = fc::CampaignConfig{}.pct_depth;
   bool mutate = false;
   int mutate_seeds = 1;
+  std::string mutate_only;  // --mutate-only: a substring of the sites' files
   std::vector<std::string> mutate_sites;
   int instance_threads = 0;
   bool dirty_heap = false;
@@ -228,7 +229,9 @@ void run_mutate(const Opts& o, const fc::SubjectInfo& s) {
     m = fc::run_mutation(s, cfg, [&](std::size_t i, std::size_t n, const fc::SiteVerdict& v) {
       if (!o.quiet)
         std::fprintf(stderr, "mutate: %zu/%zu %s %s (%.1f s)\n", i, n, v.site.id().c_str(), v.how.c_str(), v.seconds);
-    }, o.mutate_seeds);
+    }, o.mutate_seeds, [&](const ferrite::crash::sites::Site& site) {
+      return o.mutate_only.empty() || site.file.find(o.mutate_only) != std::string::npos;
+    });
   } catch (const std::invalid_argument& e) {
     usage(e.what());
   }
@@ -434,6 +437,8 @@ void setup_crashtest(CLI::App* sub) {
                   "With --mutate: campaigns per site, seeds --seed, --seed + 1, ... (each baseline must pass; a site "
                   "is caught when one of them catches it; default 1)")
       ->check(CLI::Range(1, 1000));
+  sub->add_option("--mutate-only", o->mutate_only,
+                  "With --mutate: try only the sites whose file's path contains this text (e.g. ferrite/mirror/)");
   sub->add_option("--mutate-site", o->mutate_sites,
                   "Suppress the verbs of this call site, FILE:LINE[:COL][:VERB] (repeatable; from a --mutate replay line)");
   sub->add_option("--instance-threads", o->instance_threads,
@@ -465,6 +470,7 @@ void setup_crashtest(CLI::App* sub) {
       usage("unknown --model '" + o->model + "' (known:" + known + ", or all)");
     }
     if (o->mutate_seeds != 1 && !o->mutate) usage("--mutate-seeds needs --mutate");
+    if (!o->mutate_only.empty() && !o->mutate) usage("--mutate-only needs --mutate");
     if (o->mutate) run_mutate(*o, *s);
     std::uint64_t violations = 0, inconclusive = 0;
     std::string error;

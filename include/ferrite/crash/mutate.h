@@ -56,9 +56,11 @@ struct MutationResult {
 // other until one catches it: several short workloads find more than one
 // long one (a window such as "the first operations after create()" is
 // crossed once per run). `progress(i, n, verdict)` after each site. Throws
-// std::invalid_argument on a bad configuration (as run_campaign).
+// std::invalid_argument on a bad configuration (as run_campaign). With
+// `only`, the sites it rejects are neither tried nor listed (a test about
+// one structure's sites need not mutate the pool's allocator every time).
 MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cfg,
                             const std::function<void(std::size_t, std::size_t, const SiteVerdict&)>& progress = {},
-                            int seeds = 1);
+                            int seeds = 1, const std::function<bool(const sites::Site&)>& only = {});
 
 }  // namespace ferrite::crash
