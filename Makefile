@@ -21,7 +21,15 @@ demo: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS) --target tour
 	./build/$(PRESET)/ferrite demo
 
+# A fresh build directory gets ctest's cost data from tests/ctest-costs.txt,
+# so `ctest -j` starts the slowest tests first instead of ending on one of
+# them while the other cores idle (later runs keep ctest's own measurements).
+seed_costs = @mkdir -p build/$(1)/Testing/Temporary && \
+  { test -f build/$(1)/Testing/Temporary/CTestCostData.txt || \
+    grep -v '^\#' tests/ctest-costs.txt > build/$(1)/Testing/Temporary/CTestCostData.txt; }
+
 test: build
+	$(call seed_costs,$(PRESET))
 	ctest --preset $(PRESET) -j $(JOBS)
 
 # ASan+UBSan: every test, at FERRITE_TEST_SCALE=0.1 (the preset). Tests that
@@ -31,6 +39,7 @@ asan: setup
 	@cmake --build --preset asan -j $(JOBS)
 
 test-asan: asan
+	$(call seed_costs,asan)
 	ctest --preset asan -j $(JOBS)
 
 # TSan: the tests labelled tsan (stress, and the unit tests of sync, pmem and
@@ -40,6 +49,7 @@ tsan: setup
 	@cmake --build --preset tsan -j $(JOBS) --target tests_tsan
 
 test-tsan: tsan
+	$(call seed_costs,tsan)
 	ctest --preset tsan -j $(JOBS)
 
 install: build
