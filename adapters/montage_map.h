@@ -1,6 +1,7 @@
 // adapters/montage_map.h — the one adapter of the nbMontage maps (Michael's
-// hash table, the Natarajan–Mittal BST, the skip list), for `ferrite
-// crashtest` (buffered durable linearizability) and `ferrite bench`
+// hash table, the Shalev–Shavit split-ordered table, the Natarajan–Mittal
+// BST, the skip list), for `ferrite crashtest` (buffered durable
+// linearizability) and `ferrite bench`
 // (get:insert:remove mixes: insert = put, remove = erase).
 //
 // The maps share their interface (create/attach with options and the epoch

@@ -1,5 +1,6 @@
-// Crash campaigns (crash/campaign.h) on the ordered nbMontage maps through
-// their adapters (adapters/montage_bst.cc, adapters/montage_skiplist.cc), checked for buffered durable
+// Crash campaigns (crash/campaign.h) on the ordered nbMontage maps and the
+// split-ordered hash table through their adapters (adapters/montage_bst.cc,
+// adapters/montage_skiplist.cc, adapters/montage_splitorder.cc), checked for buffered durable
 // linearizability (everything completed before the last completed sync's
 // invocation survives; what survives is a real-time-consistent prefix),
 // recovery in a fresh process, under every model the subject claims:
@@ -120,7 +121,8 @@ TEST_P(MontageMapCorrect, RecoveryCrashedAgainAndAgainRecoversTheSameState) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Maps, MontageMapCorrect, ::testing::Values("montage-bst", "montage-skiplist"), param_name);
+INSTANTIATE_TEST_SUITE_P(Maps, MontageMapCorrect, ::testing::Values("montage-bst", "montage-skiplist", "montage-splitorder"),
+                         param_name);
 
 // ------------------------------------------------------------ broken variants
 struct Broken {
@@ -158,7 +160,10 @@ INSTANTIATE_TEST_SUITE_P(Variants, MontageMapBroken,
                                            Broken{"montage-bst", "accept-uncommitted", 3},
                                            Broken{"montage-skiplist", "no-tbp-writeback", 1},
                                            Broken{"montage-skiplist", "ignore-anti", 1},
-                                           Broken{"montage-skiplist", "accept-uncommitted", 3}),
+                                           Broken{"montage-skiplist", "accept-uncommitted", 3},
+                                           Broken{"montage-splitorder", "no-tbp-writeback", 1},
+                                           Broken{"montage-splitorder", "ignore-anti", 1},
+                                           Broken{"montage-splitorder", "accept-uncommitted", 3}),
                          [](const auto& i) {
                            std::string n = std::string(i.param.structure) + "_" + i.param.variant;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -198,6 +203,7 @@ TEST_P(MontageRecoveryBroken, RestoringTheEpochBeforeTheResetsAreDurableIsCaught
 }
 
 INSTANTIATE_TEST_SUITE_P(Structures, MontageRecoveryBroken,
-                         ::testing::Values("montage-hashmap", "montage-bst", "montage-skiplist"), param_name);
+                         ::testing::Values("montage-hashmap", "montage-bst", "montage-skiplist", "montage-splitorder"),
+                         param_name);
 
 }  // namespace
