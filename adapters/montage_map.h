@@ -38,10 +38,10 @@ struct MontageMap {
   static constexpr bool kBuffered = true;
 
   static Handle create(pmem::Pool* pool, const Setup& s) {
-    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool));
+    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
   }
   static Handle attach(pmem::Pool& pool, const Setup& s) {
-    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool));
+    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
   }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
     switch (o.kind) {
