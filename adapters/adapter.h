@@ -75,6 +75,11 @@ struct Setup {
   std::string pool_dir = "/dev/shm";  // techniques with files of their own (PMDK)
   std::uint64_t prefill = 0;     // bench: elements inserted before timing (bounded structures)
   std::uint64_t key_range = 0;   // bench set/map workloads: keys in [1, key_range] (0: not a keyed run)
+  // bench: each worker calls sync after every `sync_every` of its operations
+  // (0: never). A technique that persists in the background (nbMontage's
+  // epoch advancer) runs without that background work when this is set:
+  // its syncs alone persist, as in the nbMontage paper's §5.3.
+  std::uint64_t sync_every = 0;
 };
 
 struct Registration {
@@ -257,7 +262,7 @@ class Instance final : public bench::Instance {
 };
 
 // Shared by every registration (adapters/registry.cc).
-bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent,
+bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent, bool buffered,
          std::function<std::unique_ptr<crash::Subject>()> make_subject,
          bench::Technique::MakeFn make_instance);
 
@@ -278,10 +283,11 @@ bool register_adapter(Registration r) {
     s.pool_dir = p.pool_dir;
     s.prefill = p.prefill;
     s.key_range = p.key_range;
+    s.sync_every = p.sync_every;
     return std::unique_ptr<bench::Instance>(new internal::Instance<A>(pool, s));
   };
-  return internal::add(std::move(r), A::kAbstract, A::kDetectable, persistent, std::move(subject),
-                       std::move(instance));
+  return internal::add(std::move(r), A::kAbstract, A::kDetectable, persistent, internal::buffered<A>(),
+                       std::move(subject), std::move(instance));
 }
 
 // A transient (volatile) technique's common traits: a container behind a

@@ -4,13 +4,18 @@
 
 #include <chrono>
 
+#include "adapter.h"
 #include "ferrite/montage/epoch_sys.h"
 #include "ferrite/pmem/pool.h"
 
 namespace ferrite::adapters {
 
-inline montage::EpochOptions montage_epoch_options(pmem::Pool& pool) {
+inline montage::EpochOptions montage_epoch_options(pmem::Pool& pool, const Setup& s) {
   montage::EpochOptions o;
+  // `ferrite bench --sync-every N`: the workers' syncs alone advance the
+  // epoch (the nbMontage paper §5.3 disables the background advance for
+  // its sync-latency and sync-frequency measurements, Figures 5 and 6).
+  if (s.sync_every > 0) o.epoch_length = std::chrono::microseconds{0};
   if (pool.backend().kind == persist::BackendConfig::Kind::kSim) {
     // Epochs advance only on sync under the simulator (no background
     // advancer: a campaign's run is then one seed, one history).

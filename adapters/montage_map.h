@@ -1,6 +1,7 @@
 // adapters/montage_map.h — the one adapter of the nbMontage maps (Michael's
-// hash table, the Natarajan–Mittal BST, the skip list), for `ferrite
-// crashtest` (buffered durable linearizability) and `ferrite bench`
+// hash table, the Shalev–Shavit split-ordered table, the Natarajan–Mittal
+// BST, the skip list), for `ferrite crashtest` (buffered durable
+// linearizability) and `ferrite bench`
 // (get:insert:remove mixes: insert = put, remove = erase).
 //
 // The maps share their interface (create/attach with options and the epoch
@@ -37,10 +38,10 @@ struct MontageMap {
   static constexpr bool kBuffered = true;
 
   static Handle create(pmem::Pool* pool, const Setup& s) {
-    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool));
+    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
   }
   static Handle attach(pmem::Pool& pool, const Setup& s) {
-    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool));
+    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
   }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
     switch (o.kind) {

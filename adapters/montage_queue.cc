@@ -19,7 +19,6 @@ namespace op = ferrite::op;
 namespace mf = fm::fault;
 
 using fa::montage_epoch_options;
-constexpr auto epoch_options = &montage_epoch_options;
 
 template <unsigned F>
 struct MontageQueue {
@@ -29,10 +28,10 @@ struct MontageQueue {
   static constexpr bool kBuffered = true;
 
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fm::MSQueue<F>::create(*pool, s.name, s.threads, epoch_options(*pool));
+    return fm::MSQueue<F>::create(*pool, s.name, s.threads, montage_epoch_options(*pool, s));
   }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fm::MSQueue<F>::attach(pool, s.name, s.threads, epoch_options(pool));
+    return fm::MSQueue<F>::attach(pool, s.name, s.threads, montage_epoch_options(pool, s));
   }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
     switch (o.kind) {

@@ -62,7 +62,7 @@ op::Op Workload::next_op(op::Abstract a, int tid, std::uint64_t& rng) {
 
 namespace internal {
 
-bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent,
+bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent, bool buffered,
          std::function<std::unique_ptr<crash::Subject>()> make_subject,
          bench::Technique::MakeFn make_instance) {
   if (r.technique.empty()) throw std::logic_error("adapter registration without a technique name");
@@ -96,6 +96,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     t.ferrite = ferrite;
     t.ablation = r.ablation;
     t.map_semantics = r.map_semantics;
+    t.buffered = buffered;
     bench::register_technique(std::move(t));
   }
   all().push_back(std::move(reg));

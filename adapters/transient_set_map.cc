@@ -9,6 +9,11 @@
 //                    Michael's lock-free lists, Hazard Pointer GC (external
 //                    code; the hash table nbMontage's Fig. 4 makes durable),
 //                    one bucket per key of the key range (2^20 if unknown)
+//   libcds-splitlist map: libcds 2.3 SplitListMap, Shalev–Shavit's
+//                    split-ordered table over Michael's list, Hazard Pointer
+//                    GC (external code; nbMontage's "DRAM (T)-SS", the
+//                    transient original of montage-splitorder), sized for
+//                    the key range at load factor 1
 //   tbb-hashmap      oneTBB concurrent_hash_map (external code; per-element
 //                    reader-writer locks), for the set with an empty value
 //
@@ -38,6 +43,8 @@
 #include <cds/container/michael_kvlist_hp.h>
 #include <cds/container/michael_list_hp.h>
 #include <cds/container/michael_map.h>
+// After the ordered list's header (libcds's inclusion order).
+#include <cds/container/split_list_map.h>
 #include <cds/container/michael_set.h>
 #endif
 
@@ -236,6 +243,34 @@ struct CdsMapOps {
   }
 };
 
+// Shalev–Shavit over Michael's list (the same Cell values as CdsMap).
+struct CdsSplitTraits : cds::container::split_list::traits {
+  typedef cds::container::michael_list_tag ordered_list;
+  typedef KeyHash hash;
+  struct ordered_list_traits : cds::container::michael_list::traits {
+    typedef std::less<Key> less;
+  };
+};
+using CdsSplitMap = cds::container::SplitListMap<cds::gc::HP, Key, Cell, CdsSplitTraits>;
+struct CdsSplitMapOps {
+  static auto make(const fa::Setup& s) {
+    fa::libcds_runtime();
+    return std::make_unique<CdsSplitMap>(cds_buckets(s), 1);
+  }
+  static bool put(CdsSplitMap& h, Key k, std::int64_t v, std::int64_t* old) {
+    for (;;) {  // as CdsMapOps::put
+      if (h.insert(k, v)) return false;
+      if (h.find(k, [&](CdsSplitMap::value_type& item) { *old = item.second.v.exchange(v); })) return true;
+    }
+  }
+  static bool get(CdsSplitMap& h, Key k, std::int64_t* v) {
+    return h.find(k, [&](CdsSplitMap::value_type& item) { *v = item.second.v.load(); });
+  }
+  static bool erase(CdsSplitMap& h, Key k, std::int64_t* old) {
+    return h.erase(k, [&](CdsSplitMap::value_type& item) { *old = item.second.v.load(); });
+  }
+};
+
 struct CdsSetAdapter : Keyed<CdsSet, op::Abstract::kSet, CdsSetOps>, fa::LibcdsThreads {};
 struct CdsMapAdapter : Keyed<CdsMap, op::Abstract::kMap, CdsMapOps>, fa::LibcdsThreads {};
 FERRITE_REGISTER_ADAPTER(CdsSetAdapter,
@@ -244,6 +279,11 @@ FERRITE_REGISTER_ADAPTER(CdsSetAdapter,
 FERRITE_REGISTER_ADAPTER(CdsMapAdapter,
                          transient("libcds-michael", "libcds",
                                    "libcds MichaelHashMap (lock-free lists, Hazard Pointers; external, transient)"));
+struct CdsSplitMapAdapter : Keyed<CdsSplitMap, op::Abstract::kMap, CdsSplitMapOps>, fa::LibcdsThreads {};
+FERRITE_REGISTER_ADAPTER(CdsSplitMapAdapter,
+                         transient("libcds-splitlist", "libcds",
+                                   "libcds SplitListMap (Shalev-Shavit split-ordered table, Hazard Pointers; "
+                                   "external, transient)"));
 
 #endif  // FERRITE_HAVE_LIBCDS
 

@@ -119,6 +119,13 @@ struct Experiment {
   // key-mix only.
   KeyMix mix{};
   std::uint64_t key_range = 1000000;      // keys are 1..key_range (nbMontage: 1M)
+  // key-mix only: each worker calls sync after every `sync_every` of its
+  // operations (0: never), timed one by one; the syncs are not operations
+  // (throughput counts the map operations, over a time that includes the
+  // syncs). Only buffered techniques (Technique::buffered) are sent syncs,
+  // and they run without background persistence (nbMontage's advancer is
+  // off: the paper's §5.3, Figures 5 and 6). Others run as without it.
+  std::uint64_t sync_every = 0;
 };
 
 // Elements inserted before timing: heap-pairs: half the heap size (prefill
@@ -178,6 +185,11 @@ struct Record : KeyMixCounts {
   std::uint64_t key_range = 0;
   // (+ KeyMixCounts: lookups, lookup_hits, inserts, keys_added, removes)
   std::optional<double> hit_rate;              // lookup_hits / lookups
+  // Syncs (Experiment::sync_every): requested period, syncs called in all
+  // measured reps, and their latency in microseconds (unset without syncs).
+  std::uint64_t sync_every = 0;
+  std::uint64_t syncs = 0;
+  std::optional<double> sync_us_mean, sync_us_median, sync_us_p99, sync_us_max;
   std::string error;                 // non-empty: the point failed (no numbers)
 };
 
@@ -208,6 +220,7 @@ struct RepResult : KeyMixCounts {
   // key-mix: the KeyMixCounts base, and the keys the prefill added
   // (== effective_prefill, or run_rep throws).
   std::uint64_t prefill_added = 0;
+  std::vector<double> sync_ns;  // each sync's latency (Experiment::sync_every)
 };
 RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uint64_t seed);
 

@@ -81,6 +81,12 @@ nlohmann::ordered_json to_json(const std::vector<Record>& records, const Machine
         {"inserts", r.inserts},
         {"keys_added", r.keys_added},
         {"removes", r.removes},
+        {"sync_every", r.sync_every},
+        {"syncs", r.syncs},
+        {"sync_us_mean", r.sync_us_mean ? J(*r.sync_us_mean) : J(nullptr)},
+        {"sync_us_median", r.sync_us_median ? J(*r.sync_us_median) : J(nullptr)},
+        {"sync_us_p99", r.sync_us_p99 ? J(*r.sync_us_p99) : J(nullptr)},
+        {"sync_us_max", r.sync_us_max ? J(*r.sync_us_max) : J(nullptr)},
         {"error", r.error.empty() ? J(nullptr) : J(r.error)},
         {"machine", mj},
     };
@@ -112,7 +118,9 @@ std::string to_csv(const std::vector<Record>& records, const Machine& m) {
        "duration_s,ops_total,empty_removes,mops_median,mops_min,mops_max,pwb_per_op,pfence_per_op,"
        "psync_per_op,combining_degree,reference,ratio,work,value_size,heap_size,prefill,pinned,error,"
        "cpu_model,cores,flush,compiler,cxx_flags,build_type,git_commit,timestamp_utc,"
-       "family,ferrite,ablation,mix,key_range,lookups,lookup_hits,hit_rate,inserts,keys_added,removes\n";
+       "family,ferrite,ablation,mix,key_range,lookups,lookup_hits,hit_rate,inserts,keys_added,removes,"
+       "sync_every,syncs,sync_us_mean,sync_us_median,sync_us_p99,sync_us_max\n";
+  const auto opt = [](const std::optional<double>& v) { return v ? fmt::format("{:.3f}", *v) : std::string(); };
   for (const auto& r : records) {
     o << csv_field(r.experiment) << ',' << r.structure << ',' << r.technique << ',' << (r.persistent ? 1 : 0)
       << ',' << r.workload << ',' << r.threads << ',' << csv_field(r.backend) << ',' << r.media << ','
@@ -127,7 +135,8 @@ std::string to_csv(const std::vector<Record>& records, const Machine& m) {
       << ',' << m.timestamp_utc << ',' << csv_field(r.family) << ',' << (r.ferrite ? 1 : 0) << ','
       << (r.ablation ? 1 : 0) << ',' << r.mix << ',' << r.key_range << ',' << r.lookups << ',' << r.lookup_hits
       << ',' << (r.hit_rate ? fmt::format("{:.6f}", *r.hit_rate) : std::string()) << ',' << r.inserts << ','
-      << r.keys_added << ',' << r.removes << '\n';
+      << r.keys_added << ',' << r.removes << ',' << r.sync_every << ',' << r.syncs << ',' << opt(r.sync_us_mean)
+      << ',' << opt(r.sync_us_median) << ',' << opt(r.sync_us_p99) << ',' << opt(r.sync_us_max) << '\n';
   }
   return o.str();
 }
@@ -143,9 +152,11 @@ std::string format_table(const std::vector<Record>& records) {
     std::size_t j = i;
     while (j < records.size() && records[j].experiment == h.experiment && records[j].structure == h.structure &&
            records[j].workload == h.workload && records[j].backend == h.backend &&
-           records[j].heap_size == h.heap_size && records[j].mix == h.mix && records[j].key_range == h.key_range)
+           records[j].heap_size == h.heap_size && records[j].mix == h.mix && records[j].key_range == h.key_range &&
+           records[j].sync_every == h.sync_every)
       ++j;
     const bool keyed = !h.mix.empty();
+    const bool syncing = h.sync_every > 0;
     std::size_t width = 9;
     for (std::size_t k = i; k < j; ++k) width = std::max(width, records[k].technique.size());
     std::string title = fmt::format("== {}{} | workload {} | backend {}", h.experiment.empty() ? "" : h.experiment + ": ",
@@ -153,12 +164,15 @@ std::string format_table(const std::vector<Record>& records) {
     if (h.heap_size) title += fmt::format(" | heap size {}", h.heap_size);
     if (keyed)
       title += fmt::format(" | get:insert:remove {} | keys 1..{} | prefill {}", h.mix, h.key_range, h.prefill);
+    if (syncing) title += fmt::format(" | sync every {} ops/thread", h.sync_every);
     title += fmt::format(" | work {} | {} ==", h.work,
                          h.duration_s > 0 ? fmt::format("{:g} s/rep", h.duration_s)
                                           : fmt::format("{} ops/thread", h.ops_per_thread));
     o << title << '\n';
     // Keyed workloads add the lookups' hit rate before the kind column.
-    const std::string extra_head = keyed ? fmt::format(" {:>5}", "hit%") : std::string();
+    std::string extra_head = keyed ? fmt::format(" {:>5}", "hit%") : std::string();
+    // --sync-every: the syncs' latency (median, 99th percentile), in µs.
+    if (syncing) extra_head += fmt::format(" {:>9} {:>9}", "sync-us", "sync-p99");
     o << fmt::format("{:<{}} {:>3} {:>9} {:>9} {:>9} {:>8} {:>9} {:>8} {:>6} {:>7}{}  {}\n", "technique", width,
                      "thr", "Mops/s", "min", "max", "pwb/op", "pfence/op", "psync/op", "comb", "ratio", extra_head,
                      "");
@@ -171,6 +185,9 @@ std::string format_table(const std::vector<Record>& records) {
       std::string extra;
       if (keyed)
         extra = fmt::format(" {:>5}", r.hit_rate ? fmt::format("{:.1f}", 100.0 * *r.hit_rate) : std::string("-"));
+      if (syncing)
+        extra += fmt::format(" {:>9} {:>9}", r.sync_us_median ? fmt::format("{:.2f}", *r.sync_us_median) : std::string("-"),
+                             r.sync_us_p99 ? fmt::format("{:.2f}", *r.sync_us_p99) : std::string("-"));
       o << fmt::format("{:<{}} {:>3} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.3f} {:>9.3f} {:>8.3f} {:>6} {:>7}{}  {}\n",
                        r.technique, width, r.threads, r.mops_median, r.mops_min, r.mops_max, r.pwb_per_op,
                        r.pfence_per_op, r.psync_per_op,
@@ -180,6 +197,9 @@ std::string format_table(const std::vector<Record>& records) {
     }
     if (!h.reference.empty()) o << "ratio: Mops/s relative to " << h.reference << " at the same thread count\n";
     if (keyed) o << "hit%: lookups (get/contains) that found their key\n";
+    if (syncing)
+      o << "sync-us, sync-p99: median and 99th-percentile latency of a sync (buffered techniques only; the others "
+           "call none)\n";
     o << '\n';
     i = j;
   }

@@ -127,6 +127,8 @@ std::string check_experiment(const Experiment& e) {
     if (effective_prefill(e) > e.key_range)
       return fmt::format("prefill {} exceeds the key range {} (the prefill inserts distinct keys)",
                          effective_prefill(e), e.key_range);
+  } else if (e.sync_every > 0) {
+    return "sync_every applies to the set and map key-mix workload only";
   }
   return {};
 }
@@ -185,6 +187,7 @@ std::uint64_t prefill_stride(std::uint64_t range) {
 struct alignas(sync::kPadding) WorkerOut : KeyMixCounts {
   std::uint64_t ops = 0, empty = 0;
   std::uint64_t prefill_added = 0;
+  std::vector<double> sync_ns;
   std::exception_ptr error;
 };
 
@@ -214,6 +217,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
   params.pool_dir = e.pool_dir;
   params.backend = e.backend;
   params.seed = seed;
+  params.sync_every = e.workload == Workload::kKeyMix && t.buffered ? e.sync_every : 0;
 
   RepResult res;
   std::string path;
@@ -268,6 +272,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
   const std::uint64_t get_below = static_cast<std::uint64_t>(e.mix.get);
   const std::uint64_t insert_below = get_below + static_cast<std::uint64_t>(e.mix.insert);
   const op::Kind lookup = op::lookup_kind(s), add = op::insert_kind(s), take = op::remove_kind(s);
+  const std::uint64_t sync_every = params.sync_every;
 
   auto worker = [&](int tid) {
     WorkerOut& o = out[static_cast<std::size_t>(tid)];
@@ -352,6 +357,12 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
             }
             local_work(rng.below(work_bound));
             ops += 1;
+            if (sync_every != 0 && ops % sync_every == 0) {
+              // Timed alone; not an operation (see Experiment::sync_every).
+              const Clock::time_point t0 = Clock::now();
+              inst->apply(tid, ++seq, op::Op{op::kSync, 0, 0});
+              o.sync_ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+            }
             break;
           }
         }
@@ -387,6 +398,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
     res.empty_removes += o.empty;
     res += static_cast<const KeyMixCounts&>(o);
     res.prefill_added += o.prefill_added;
+    res.sync_ns.insert(res.sync_ns.end(), o.sync_ns.begin(), o.sync_ns.end());
   }
   res.counters = c_end;
   res.combining_degree = inst->combining_degree();
@@ -450,6 +462,7 @@ Record base_record(const Experiment& e, const Technique& t, int threads) {
   if (e.workload == Workload::kKeyMix) {
     r.mix = e.mix.to_string();
     r.key_range = e.key_range;
+    r.sync_every = e.sync_every;
   }
   return r;
 }
@@ -471,6 +484,7 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
       Record r = base_record(e, *t, threads);
       persist::Counters total{};
       double degree_sum = 0;
+      std::vector<double> sync_ns;  // all measured reps
       try {
         for (int rep = 0; rep < e.warmup + e.reps; ++rep) {
           const bool measured = rep >= e.warmup;
@@ -485,6 +499,7 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
           r += static_cast<const KeyMixCounts&>(rr);
           total += rr.counters;
           degree_sum += rr.combining_degree;
+          sync_ns.insert(sync_ns.end(), rr.sync_ns.begin(), rr.sync_ns.end());
           if (progress)
             progress(fmt::format("[{}/{}] {} {} {} threads={} backend={} rep {}/{}: {:.3f} Mops/s",
                                  point, points, e.label.empty() ? "" : e.label, r.structure, t->name,
@@ -502,6 +517,16 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
         r.psync_per_op = static_cast<double>(total[persist::Verb::kPsync]) / ops;
         r.combining_degree = degree_sum / e.reps;
         if (r.lookups > 0) r.hit_rate = static_cast<double>(r.lookup_hits) / static_cast<double>(r.lookups);
+        r.syncs = sync_ns.size();
+        if (!sync_ns.empty()) {
+          std::sort(sync_ns.begin(), sync_ns.end());
+          r.sync_us_mean = std::accumulate(sync_ns.begin(), sync_ns.end(), 0.0) / static_cast<double>(sync_ns.size()) / 1e3;
+          r.sync_us_median = median(sync_ns) / 1e3;
+          // Nearest rank: the smallest latency >= 99% of them.
+          const std::size_t rank = (sync_ns.size() * 99 + 99) / 100;
+          r.sync_us_p99 = sync_ns[std::max<std::size_t>(rank, 1) - 1] / 1e3;
+          r.sync_us_max = sync_ns.back() / 1e3;
+        }
       } catch (const std::exception& ex) {
         r.error = ex.what();
         r.mops.clear();

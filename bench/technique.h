@@ -46,6 +46,10 @@ struct RunParams {
   std::string pool_dir = "/dev/shm";
   persist::BackendConfig backend{};
   std::uint64_t seed = 1;
+  // key-mix: each worker syncs after every `sync_every` of its operations
+  // (0: never); a buffered technique then persists by its syncs alone
+  // (adapters/adapter.h Setup::sync_every).
+  std::uint64_t sync_every = 0;
 };
 
 class Instance {
@@ -98,6 +102,10 @@ struct Technique {
   // A keyed technique whose answers follow the structure's semantics
   // (adapters/adapter.h Registration::map_semantics); false: only timed.
   bool map_semantics = true;
+  // Buffered durable linearizability (nbMontage): the technique answers
+  // op::kSync, which makes every operation completed before it durable.
+  // The others are durable at each operation and are never sent a sync.
+  bool buffered = false;
 };
 
 std::vector<Technique>& techniques();

@@ -43,6 +43,9 @@ TEST(BenchCli, UsageErrorsExitTwo) {
       "bench --structure set --workload pairs",
       "bench --structure queue --mix 50:25:25",
       "bench --structure queue --workload key-mix",
+      "bench --structure map --sync-every 0",
+      "bench --structure map --sync-every x",
+      "bench --structure queue --sync-every 10",
   };
   for (const char* args : bad) {
     const Result r = run_cli(args);
@@ -97,6 +100,34 @@ TEST(BenchCli, SetAndMapRunsReportHitRates) {
   std::string header;
   std::getline(c, header);
   EXPECT_NE(header.find(",family,ferrite,ablation,mix,key_range,"), std::string::npos) << header;
+  std::filesystem::remove_all(dir);
+}
+
+// nbMontage Figures 5 and 6: one experiment per --sync-every period, each
+// record with the syncs' latency for the buffered technique only.
+TEST(BenchCli, SyncEveryRunsOneExperimentPerPeriod) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-sync-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "s.json").string();
+  const Result r = run_cli("bench --structure map --techniques montage-hashmap,mutex-std --threads 1 --ops 200 "
+                           "--reps 1 --warmup 0 --work 0 --key-range 1000 --sync-every 5,50 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("sync every 5 ops/thread"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("sync every 50 ops/thread"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.size(), 4u);  // 2 periods x 2 techniques
+  for (const auto& rec : j) {
+    const auto every = rec.at("sync_every").get<std::uint64_t>();
+    EXPECT_TRUE(every == 5 || every == 50) << every;
+    if (rec.at("technique").get<std::string>() == "montage-hashmap") {
+      EXPECT_EQ(rec.at("syncs").get<std::uint64_t>(), 200u / every);
+      EXPECT_GT(rec.at("sync_us_median").get<double>(), 0.0);
+    } else {
+      EXPECT_EQ(rec.at("syncs").get<std::uint64_t>(), 0u);
+      EXPECT_TRUE(rec.at("sync_us_median").is_null());
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -377,6 +377,63 @@ Experiment keyed(Structure s, std::uint64_t ops) {
   return e;
 }
 
+// --sync-every (nbMontage Figures 5 and 6): a buffered technique's workers
+// each sync after every N of their operations, each sync timed and not
+// counted as an operation; a technique durable at each operation is sent
+// none; the records, the JSON, the CSV and the table carry the latencies.
+TEST(BenchHarness, SyncEveryTimesTheSyncsOfBufferedTechniquesOnly) {
+  const Technique* montage = find_technique(Structure::kMap, "montage-hashmap");
+  ASSERT_NE(montage, nullptr);
+  EXPECT_TRUE(montage->buffered);
+  const Technique* split = find_technique(Structure::kMap, "montage-splitorder");
+  ASSERT_NE(split, nullptr);
+  EXPECT_TRUE(split->buffered);
+  const Technique* plain = find_technique(Structure::kMap, "mutex-std");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->buffered);
+  const std::uint64_t ops = 400;  // per thread; a multiple of the period
+  Experiment e = keyed(Structure::kMap, ops);
+  e.techniques = {"montage-hashmap", "montage-splitorder", "mutex-std"};
+  e.sync_every = 10;
+  e.reps = 2;
+  const auto records = run_experiment(e);
+  ASSERT_EQ(records.size(), 6u);
+  for (const Record& r : records) {
+    SCOPED_TRACE(r.technique + " threads=" + std::to_string(r.threads));
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.sync_every, 10u);
+    EXPECT_EQ(r.ops_total, ops * static_cast<std::uint64_t>(r.threads) * 2) << "syncs are not operations";
+    if (r.technique == "mutex-std") {
+      EXPECT_EQ(r.syncs, 0u);
+      EXPECT_FALSE(r.sync_us_median.has_value());
+      continue;
+    }
+    EXPECT_EQ(r.syncs, r.ops_total / 10);
+    ASSERT_TRUE(r.sync_us_mean && r.sync_us_median && r.sync_us_p99 && r.sync_us_max);
+    EXPECT_GT(*r.sync_us_median, 0.0);
+    EXPECT_LE(*r.sync_us_median, *r.sync_us_p99);
+    EXPECT_LE(*r.sync_us_p99, *r.sync_us_max);
+    EXPECT_LE(*r.sync_us_mean, *r.sync_us_max);
+    // Every sync advances the epoch twice: two advances' psyncs at least.
+    EXPECT_GE(r.psync_per_op, 2.0 / 10);
+  }
+  const Machine m = machine_info();
+  const auto parsed = nlohmann::json::parse(to_json(records, m).dump());
+  EXPECT_EQ(parsed[0].at("sync_every").get<std::uint64_t>(), 10u);
+  EXPECT_TRUE(parsed[0].at("sync_us_median").is_number());
+  EXPECT_TRUE(parsed[5].at("sync_us_median").is_null());
+  const std::string csv = to_csv(records, m);
+  EXPECT_NE(csv.substr(0, csv.find('\n')).find(",sync_every,syncs,sync_us_mean,sync_us_median,sync_us_p99,sync_us_max"),
+            std::string::npos);
+  const std::string table = format_table(records);
+  EXPECT_NE(table.find("sync every 10 ops/thread"), std::string::npos) << table;
+  EXPECT_NE(table.find("sync-us"), std::string::npos) << table;
+  // Only the keyed workload has syncs.
+  Experiment q = tiny(Structure::kQueue, {"transient-ms"}, 10);
+  q.sync_every = 4;
+  EXPECT_FALSE(check_experiment(q).empty());
+}
+
 TEST(BenchHarness, EveryTechniqueHasItsRegistrationFields) {
   for (const auto& t : techniques()) {
     EXPECT_FALSE(t.family.empty()) << structure_name(t.structure) << "/" << t.name;

@@ -1,10 +1,12 @@
 // Crash campaigns (crash/campaign.h) on the nbMontage structures through
-// their adapters (adapters/montage_queue.cc, adapters/montage_hashmap.cc),
+// their adapters (adapters/montage_queue.cc, adapters/montage_hashmap.cc,
+// adapters/montage_splitorder.cc),
 // checked for buffered durable linearizability (everything completed before
 // the last completed sync's invocation survives; what survives is a
 // real-time-consistent prefix), recovery in a fresh process:
 //   - one thread: every persistence verb is a crash point, both models;
-//   - three threads, scheduled: sampled crash points, both models;
+//   - three threads, scheduled: sampled crash points, both models (>= 4,000
+//     images per model in CI, >= 10,000 with FERRITE_MONTAGE_FULL_CAMPAIGNS=1);
 //   - crashes during recovery (idempotence);
 //   - each broken variant: caught (with the models and thread counts that
 //     can expose it);
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <ostream>
 #include <string>
@@ -77,15 +80,19 @@ TEST_P(MontageCorrect, ThreeThreadsSampledCrashPointsBothModels) {
     fc::CampaignConfig cfg;
     cfg.model = model;
     cfg.threads = 3;
-    cfg.ops = scaled(600, 60);
-    cfg.crash_points = scaled(600, 60);
-    cfg.images = 8;
+    // CI: 600 crash points (>= 4,000 images per model); the >= 10,000 of
+    // docs/montage.md §4 are this test with FERRITE_MONTAGE_FULL_CAMPAIGNS=1
+    // (1,000 points, 10 images each), run by hand.
+    const bool full = std::getenv("FERRITE_MONTAGE_FULL_CAMPAIGNS") != nullptr;
+    cfg.ops = scaled(full ? 900 : 600, 60);
+    cfg.crash_points = scaled(full ? 1000 : 600, 60);
+    cfg.images = full ? 10 : 8;
     cfg.seed = 5;
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_EQ(r.violations, 0u) << describe(r);
     EXPECT_EQ(r.inconclusive, 0u) << describe(r);
-    EXPECT_GE(r.images_checked, scaled<std::uint64_t>(4000, 200));
+    EXPECT_GE(r.images_checked, scaled<std::uint64_t>(full ? 10000 : 4000, 200));
     report("3 threads", GetParam(), model, r);
   }
 }
@@ -135,7 +142,8 @@ TEST_P(MontageCorrect, RecoveryCrashedAgainIsIdempotent) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Structures, MontageCorrect, ::testing::Values("montage-queue", "montage-hashmap"),
+INSTANTIATE_TEST_SUITE_P(Structures, MontageCorrect,
+                         ::testing::Values("montage-queue", "montage-hashmap", "montage-splitorder"),
                          [](const auto& i) {
                            std::string n = i.param;
                            std::replace(n.begin(), n.end(), '-', '_');
@@ -191,7 +199,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // Rule 2 only matters for an attempt doomed by an epoch
                       // advance while its blocks were being written back: it
                       // takes other threads (and contention on few keys).
-                      Broken{"montage-hashmap", "accept-uncommitted", 3, 1}),
+                      Broken{"montage-hashmap", "accept-uncommitted", 3, 1},
+                      Broken{"montage-splitorder", "no-tbp-writeback", 1, 1},
+                      Broken{"montage-splitorder", "ignore-anti", 1, 1},
+                      Broken{"montage-splitorder", "accept-uncommitted", 3, 1}),
     [](const auto& i) {
       std::string n = std::string(i.param.structure) + "_" + i.param.variant;
       std::replace(n.begin(), n.end(), '-', '_');

@@ -42,6 +42,7 @@ struct BenchArgs {
   std::string mix;               // key-mix: "G:I:R" percent
   int read_pct = 50;             // key-mix: shorthand for --mix
   std::uint64_t key_range = 1000000;
+  std::vector<std::uint64_t> sync_every;  // key-mix: one experiment per value
   std::string json, csv, plot;
   bool quick = false, full = false, list = false;
 };
@@ -108,6 +109,8 @@ void run(const BenchArgs& a, CLI::App* app) {
     if (auto why = bench::key_mix_from_read_pct(a.read_pct, &mix); !why.empty()) usage_error("--read-pct: " + why);
   if (given("--key-range") && (a.key_range == 0 || a.key_range > (std::uint64_t{1} << 40)))
     usage_error("--key-range must be in [1, 2^40]");
+  for (std::uint64_t n : a.sync_every)
+    if (n == 0) usage_error("--sync-every: operations per sync must be > 0");
 
   // Backends.
   std::vector<std::pair<std::string, persist::BackendConfig>> backends;
@@ -218,15 +221,21 @@ void run(const BenchArgs& a, CLI::App* app) {
       e.techniques = keep;
     }
     if (e.techniques.empty()) continue;
-    if (given("--backend") || !a.full) {
-      for (const auto& [text, cfg] : backends) {
-        Experiment b = e;
-        b.backend_text = text;
-        b.backend = cfg;
-        expanded.push_back(b);
+    // --sync-every: one experiment per period (key-mix only; checked below).
+    std::vector<std::uint64_t> periods{e.sync_every};
+    if (given("--sync-every") && e.workload == bench::Workload::kKeyMix) periods = a.sync_every;
+    for (std::uint64_t period : periods) {
+      e.sync_every = period;
+      if (given("--backend") || !a.full) {
+        for (const auto& [text, cfg] : backends) {
+          Experiment b = e;
+          b.backend_text = text;
+          b.backend = cfg;
+          expanded.push_back(b);
+        }
+      } else {
+        expanded.push_back(e);
       }
-    } else {
-      expanded.push_back(e);
     }
   }
   for (const auto& n : wanted_techniques)
@@ -241,7 +250,7 @@ void run(const BenchArgs& a, CLI::App* app) {
   {
     bool keyed = false;
     for (const auto& e : expanded) keyed = keyed || e.workload == bench::Workload::kKeyMix;
-    for (const char* opt : {"--mix", "--read-pct", "--key-range"})
+    for (const char* opt : {"--mix", "--read-pct", "--key-range", "--sync-every"})
       if (given(opt) && !keyed) usage_error(std::string(opt) + " applies to the set and map structures only");
   }
 
@@ -343,6 +352,10 @@ void setup_bench(CLI::App* app) {
                   "(instead of --mix)");
   app->add_option("--key-range", a->key_range, "set, map: keys are drawn uniformly from 1..N")
       ->capture_default_str();
+  app->add_option("--sync-every", a->sync_every,
+                  "set, map: each worker calls sync every N of its operations, timed (comma list: one experiment "
+                  "per N; buffered techniques only, without background persistence; nbMontage Figures 5 and 6)")
+      ->delimiter(',');
   app->add_option("--heap-size", a->heap_size, "heap capacity (heap-pairs prefills half of it)")
       ->capture_default_str();
   app->add_option("--seed", a->seed, "random seed")->capture_default_str();
