@@ -52,7 +52,11 @@
 // [0, threads); contents(), check_index() only when no operation runs.
 //
 // Invariants (crash-free).
-//  S1 The list from dummy 0 is strictly increasing in (so, key); the
+//  S1 The list from dummy 0 is increasing in (so, key), strictly between
+//     unmarked nodes; two adjacent nodes are equal only when the first is
+//     marked and the second replaced it (put's replace links the new node
+//     right after the node it marks, and the unlink of the marked one may
+//     fail and wait for a later traversal — also at quiescence). The
 //     unmarked regular nodes hold the map, one per key.
 //  S2 A bucket slot, once set, names the one dummy with so = reverse(b)
 //     and never changes; a dummy is in the list before its slot is set
@@ -252,10 +256,22 @@ class SplitOrderedMap {
   std::string check_index(std::uint64_t* initialized = nullptr) {
     std::string err;
     Node* last = nullptr;
+    bool last_marked = false;
+    Node* last_unmarked = nullptr;
     std::uint64_t dummies = 0;
-    for_each_node([&](Node* n, bool) {
-      if (last != nullptr && !before(last, n) && err.empty())
-        err = "list out of split order at so " + std::to_string(n->so);
+    for_each_node([&](Node* n, bool marked) {
+      if (last != nullptr && err.empty()) {
+        const bool equal = !before(last, n) && !before(n, last);
+        if (before(n, last))
+          err = "list out of split order at so " + std::to_string(n->so);
+        else if (equal && !last_marked)
+          err = "two nodes of key " + std::to_string(n->key) + " and the first is not marked (replaced)";
+      }
+      if (!marked) {
+        if (last_unmarked != nullptr && !before(last_unmarked, n) && err.empty())
+          err = "two unmarked nodes out of split order at so " + std::to_string(n->so);
+        last_unmarked = n;
+      }
       if (n->payload == nullptr) {
         ++dummies;
         if ((n->so & 1) != 0 && err.empty()) err = "a dummy with an odd split-order key";
@@ -265,6 +281,7 @@ class SplitOrderedMap {
         err = "a regular node whose split-order key is not its key's";
       }
       last = n;
+      last_marked = marked;
     });
     std::uint64_t set = 0;
     const std::uint64_t size = size_.load(std::memory_order_relaxed);
