@@ -33,7 +33,12 @@ test: build
 	ctest --preset $(PRESET) -j $(JOBS)
 
 # ASan+UBSan: every test, at FERRITE_TEST_SCALE=0.1 (the preset). Tests that
-# cannot run under ASan skip themselves (tests/common/sanitizer.h).
+# cannot run under ASan skip themselves (tests/common/sanitizer.h). The
+# preset's ASAN_OPTIONS keep a 16 MiB quarantine (default 256) and 10-frame
+# allocation stacks (default 30): crash campaigns fork a worker per campaign
+# and a child per recovery crash, and every page the quarantine's recycling
+# touches in a forked process is a copy-on-write fault; use-after-free of a
+# block freed within the last 16 MiB of frees is still caught.
 asan: setup
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "farm.h"
+#include "pages.h"
 #include "ferrite/crash/checker.h"
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/sim.h"
@@ -104,11 +105,7 @@ struct Scratch {
       load(src, n);
       return;
     }
-    constexpr std::size_t kPg = 4096;
-    for (std::size_t off = 0; off < n; off += kPg) {
-      const std::size_t len = std::min(kPg, n - off);
-      if (std::memcmp(map + off, src + off, len) != 0) std::memcpy(map + off, src + off, len);
-    }
+    copy_changed_pages(map, src, n);
   }
   std::string path() const { return "/proc/self/fd/" + std::to_string(fd); }
 };
@@ -119,7 +116,7 @@ struct Scratch {
 // worker's private pages, and the reports are large); shared pages are never
 // write-protected by fork, and the child writes its records in place.
 // Layout: the committed length (u64) in the first line, records after it.
-class ReportArea {
+class ReportArea : public wire::Encoder<ReportArea> {
  public:
   static constexpr std::size_t kCap = std::size_t{1} << 30;  // reserved, not committed
   ReportArea() {
@@ -140,19 +137,22 @@ class ReportArea {
     return {reinterpret_cast<const char*>(base_) + kHead, std::min<std::uint64_t>(n, kCap - kHead)};
   }
 
-  // Child: appends; commit() publishes what was appended (a record is
-  // either wholly committed or absent when the child dies in between).
-  void u64(std::uint64_t v) { raw(&v, 8); }
-  void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
-  void str(std::string_view v) {
-    u64(v.size());
-    raw(v.data(), v.size());
-  }
+  // Child: appends (wire::Encoder's u64/i64/str over raw); commit()
+  // publishes what was appended (a record is either wholly committed or
+  // absent when the child dies in between).
   void raw(const void* p, std::size_t n) {
     if (n > kCap - kHead - pos_) ::_exit(7);  // cannot happen below 1 GiB of report
     if (n > 0) std::memcpy(base_ + kHead + pos_, p, n);
     pos_ += n;
   }
+  // A u64 written later (a count known only after its items): reserve()
+  // appends a placeholder and returns its place, patch() fills it.
+  std::size_t reserve() {
+    const std::size_t at = pos_;
+    u64(0);
+    return at;
+  }
+  void patch(std::size_t at, std::uint64_t v) { std::memcpy(base_ + kHead + at, &v, 8); }
   void commit() { committed(pos_); }
   void start() { pos_ = 0; }
 
@@ -539,24 +539,22 @@ class Machine {
     // The media as a difference from the image: recovery made few lines
     // durable, and a whole copy per point would cost a pool's worth of
     // fresh pages in this short-lived process.
+    // One pass: the count's place is reserved and patched after the lines.
     const std::uint8_t* media = sim::media_data();
     const std::size_t n = sim::size();
+    const std::size_t count_at = w.reserve();
     std::uint64_t diff = 0;
-    for (std::size_t pg = 0; pg < n; pg += 4096) {
-      const std::size_t len = std::min<std::size_t>(4096, n - pg);
-      if (std::memcmp(media + pg, c->image + pg, len) == 0) continue;
-      for (std::size_t off = pg; off < pg + len; off += kL) diff += std::memcmp(media + off, c->image + off, kL) != 0;
-    }
-    w.u64(diff);
-    for (std::size_t pg = 0; pg < n && diff > 0; pg += 4096) {
-      const std::size_t len = std::min<std::size_t>(4096, n - pg);
+    for (std::size_t pg = 0; pg < n; pg += kCopyPage) {
+      const std::size_t len = std::min(kCopyPage, n - pg);
       if (std::memcmp(media + pg, c->image + pg, len) == 0) continue;
       for (std::size_t off = pg; off < pg + len; off += kL)
         if (std::memcmp(media + off, c->image + off, kL) != 0) {
           w.u64(off);
           w.raw(media + off, kL);
+          ++diff;
         }
     }
+    w.patch(count_at, diff);
     w.commit();
     if (++c->next == c->at->size()) ::_exit(0);  // no later point: the rest of recovery is not needed
   }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ferrite/crash/model.h"
+#include "pages.h"
 
 namespace ferrite::crash {
 
@@ -750,8 +751,7 @@ void sync_child_view(const std::uint8_t* image, std::size_t size) {
     drop_view(s);
     return;
   }
-  for (std::size_t off = 0; off < size; off += kPage)
-    if (std::memcmp(s.view + off, image + off, kPage) != 0) std::memcpy(s.view + off, image + off, kPage);
+  copy_changed_pages(s.view, image, size);
 }
 
 }  // namespace sim

@@ -22,20 +22,31 @@
 
 namespace ferrite::crash::wire {
 
-class Writer {
+// The encoding, over any sink that provides raw(p, n) (append n bytes):
+// a string (Writer, below) or a fixed shared area (restart.cc's report
+// area for the children that crash recovery).
+template <class Sink>
+class Encoder {
  public:
-  void u64(std::uint64_t v) { buf_.append(reinterpret_cast<const char*>(&v), 8); }
+  void u64(std::uint64_t v) { sink().raw(&v, 8); }
   void i64(std::int64_t v) { u64(static_cast<std::uint64_t>(v)); }
-  void raw(const void* p, std::size_t n) {
-    if (n > 0) buf_.append(static_cast<const char*>(p), n);
-  }
   void str(std::string_view s) {
     u64(s.size());
-    buf_.append(s.data(), s.size());
+    sink().raw(s.data(), s.size());
   }
   void vec(const std::vector<std::int64_t>& v) {
     u64(v.size());
-    raw(v.data(), v.size() * 8);
+    sink().raw(v.data(), v.size() * 8);
+  }
+
+ private:
+  Sink& sink() { return static_cast<Sink&>(*this); }
+};
+
+class Writer : public Encoder<Writer> {
+ public:
+  void raw(const void* p, std::size_t n) {
+    if (n > 0) buf_.append(static_cast<const char*>(p), n);
   }
   const std::string& data() const { return buf_; }
   std::string& data() { return buf_; }

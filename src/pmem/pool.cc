@@ -32,12 +32,19 @@ Pool::Impl::~Impl() {
   if (fd >= 0) ::close(fd);  // drops the flock
 }
 
+// Whether the crash simulator holds a view of this pool's image at
+// [base, base+size) (src/crash/sim.cc, reusable views): the pool then uses
+// that mapping and must not unmap it.
+static bool sim_holds_view(const persist::BackendConfig& backend, void* base, std::size_t size) {
+  return backend.kind == persist::BackendConfig::Kind::kSim && persist::sim_maps(base, size);
+}
+
 void Pool::Impl::register_backend() {
   detail::register_backend(opts.backend, base, size, path);
   registered = true;
   // A crash worker's first restart of an image: attaching replaced the
   // pool's mapping by the simulator's reusable view, which outlives the pool.
-  if (opts.backend.kind == persist::BackendConfig::Kind::kSim && persist::sim_maps(base, size)) borrowed = true;
+  if (sim_holds_view(opts.backend, base, size)) borrowed = true;
 }
 
 void Pool::Impl::unregister_backend() {
@@ -189,8 +196,7 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   im->size = fs.hdr.pool_size;
   // A crash worker's restarted machine: the simulator holds a view of this
   // very image at the base (src/crash/sim.cc, reusable views).
-  im->borrowed = opts.backend.kind == persist::BackendConfig::Kind::kSim &&
-                 persist::sim_maps(reinterpret_cast<void*>(fs.hdr.base), im->size);
+  im->borrowed = sim_holds_view(opts.backend, reinterpret_cast<void*>(fs.hdr.base), im->size);
   if (im->borrowed)
     im->media = Media::kTmpfs;
   else if (!detail::map_fixed(im->fd, fs.hdr.base, im->size, true, &im->media))

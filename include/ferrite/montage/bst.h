@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -78,10 +79,7 @@ template <unsigned F = fault::kNone>
 class Bst {
  public:
   using Sys = EpochSys<F>;
-  struct KV {
-    std::int64_t key;
-    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
-  };
+  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<Bst> create(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
                                      const EpochOptions& opt = {}) {
@@ -121,12 +119,7 @@ class Bst {
   // put(k, v) -> the old value, or none.
   std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
     auto g = ebr_->pin(tid);
-    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);
-    auto& kv = es_->template own<KV>(tid, p);
-    kv.key = key;
-    kv.value = value;
-    if (payload_bytes_ > sizeof(KV))
-      std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);
     Node* nl = new Node(key, 0, p);
     Node* ni = nullptr;  // the internal node of an insert, reused across retries
     for (;;) {
@@ -236,7 +229,7 @@ class Bst {
   };
 
   Bst(int threads, const BstOptions& bo)
-      : payload_bytes_(sizeof(KV) + (bo.value_bytes > 8 ? bo.value_bytes - 8 : 0)),
+      : payload_bytes_(internal::kv_payload_bytes(bo.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {}
 
   static std::uint64_t ptr(const Node* n) { return reinterpret_cast<std::uint64_t>(n); }

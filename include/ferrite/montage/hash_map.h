@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -61,10 +62,7 @@ template <unsigned F = fault::kNone>
 class HashMap {
  public:
   using Sys = EpochSys<F>;
-  struct KV {
-    std::int64_t key;
-    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
-  };
+  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
                                          const HashMapOptions& hm = {}, const EpochOptions& opt = {}) {
@@ -111,11 +109,7 @@ class HashMap {
   // put(k, v) -> the old value, or none.
   std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
     auto g = ebr_->pin(tid);
-    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);  // Fig. 7: pnew outside the retry loop
-    auto& kv = es_->template own<KV>(tid, p);
-    kv.key = key;
-    kv.value = value;
-    if (payload_bytes_ > sizeof(KV)) std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);  // Fig. 7: pnew outside the retry loop
     Node* nn = new Node(key, p);
     for (;;) {
       CASObj* prev;
@@ -193,7 +187,7 @@ class HashMap {
   };
 
   HashMap(int threads, const HashMapOptions& hm)
-      : payload_bytes_(sizeof(KV) + (hm.value_bytes > 8 ? hm.value_bytes - 8 : 0)),
+      : payload_bytes_(internal::kv_payload_bytes(hm.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {
     nbuckets_ = 1;
     while (nbuckets_ < hm.buckets) nbuckets_ *= 2;

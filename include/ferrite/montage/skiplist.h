@@ -75,6 +75,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -88,10 +89,7 @@ class SkipList {
  public:
   using Sys = EpochSys<F>;
   static constexpr int kLevels = 20;  // 2^20 keys at p = 1/2
-  struct KV {
-    std::int64_t key;
-    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
-  };
+  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
                                           const SkipListOptions& so = {}, const EpochOptions& opt = {}) {
@@ -142,12 +140,7 @@ class SkipList {
   // put(k, v) -> the old value, or none.
   std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
     auto g = ebr_->pin(tid);
-    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);  // outside the retry loop (Fig. 7's pattern)
-    auto& kv = es_->template own<KV>(tid, p);
-    kv.key = key;
-    kv.value = value;
-    if (payload_bytes_ > sizeof(KV))
-      std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);  // outside the retry loop (Fig. 7's pattern)
     Node* nn = nullptr;  // a new tower, reused across retries
     Node* preds[kLevels];
     Node* succs[kLevels];
@@ -247,7 +240,7 @@ class SkipList {
   };
 
   SkipList(int threads, const SkipListOptions& so)
-      : payload_bytes_(sizeof(KV) + (so.value_bytes > 8 ? so.value_bytes - 8 : 0)),
+      : payload_bytes_(internal::kv_payload_bytes(so.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)),
         per_thread_(new PerThread[static_cast<std::size_t>(threads)]) {
     for (int t = 0; t < threads; ++t) per_thread_[static_cast<std::size_t>(t)].rng = 0x9e3779b97f4a7c15ull * (t + 1) | 1;

@@ -97,6 +97,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -111,10 +112,7 @@ template <unsigned F = fault::kNone>
 class SplitOrderedMap {
  public:
   using Sys = EpochSys<F>;
-  struct KV {
-    std::int64_t key;
-    std::int64_t value;  // followed by value_bytes - 8 bytes of padding
-  };
+  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
   // Segment i > 0 holds buckets [2^(i-1), 2^i): 2^(kSegments-1) buckets at most.
   static constexpr int kSegments = 40;
   static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << (kSegments - 1);
@@ -161,12 +159,7 @@ class SplitOrderedMap {
     auto g = ebr_->pin(tid);
     // Fig. 7's pattern: pnew outside the retry loop; abort_op (l.91–92)
     // resets it for the next attempt, pdetach is repeated inside.
-    PBlk* p = es_->pnew_bytes(tid, payload_bytes_);
-    auto& kv = es_->template own<KV>(tid, p);
-    kv.key = key;
-    kv.value = value;
-    if (payload_bytes_ > sizeof(KV))
-      std::memset(static_cast<char*>(p->data()) + sizeof(KV), 0x5a, payload_bytes_ - sizeof(KV));
+    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);
     const std::uint64_t h = hash(key);
     Node* nn = new Node(so_regular(h), key, p);
     for (;;) {
@@ -327,7 +320,7 @@ class SplitOrderedMap {
   using Slot = std::atomic<Node*>;
 
   SplitOrderedMap(int threads, const SplitOrderedOptions& so)
-      : payload_bytes_(sizeof(KV) + (so.value_bytes > 8 ? so.value_bytes - 8 : 0)),
+      : payload_bytes_(internal::kv_payload_bytes(so.value_bytes)),
         max_load_(std::max<std::size_t>(1, so.max_load)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {
     initial_ = 1;
