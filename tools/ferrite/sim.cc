@@ -193,6 +193,9 @@ Json result_json(const fm::Result& r, const fm::Config& c) {
   j["ops"] = r.ops;
   j["events"] = r.events;
   j["writebacks"] = r.writebacks;
+  j["evictions"] = r.evictions;
+  j["ordered_evictions"] = r.ordered_evictions;
+  j["snoop_waits"] = r.snoop_waits;
   j["throughput_ops_per_s"] = r.throughput(c.freq_ghz);
   Json st;
   for (int s = 0; s < fm::kStalls; ++s) st[fm::stall_name(static_cast<fm::Stall>(s))] = r.stalls[static_cast<std::size_t>(s)];
@@ -492,6 +495,9 @@ void setup_sim(CLI::App* sub) {
         for (int k = 0; k < fm::kStalls; ++k)
           std::printf(" %s=%llu", fm::stall_name(static_cast<fm::Stall>(k)),
                       static_cast<unsigned long long>(r.stalls[static_cast<std::size_t>(k)]));
+        std::printf("  evictions=%llu (ordered %llu) snoop-waits=%llu",
+                    static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.ordered_evictions),
+                    static_cast<unsigned long long>(r.snoop_waits));
         std::printf("  (%.1f M events/s)\n", s > 0 ? static_cast<double>(r.events) / s / 1e6 : 0.0);
       }
     }
