@@ -46,6 +46,10 @@ const char* design_instrumentation(Design d) {
     default: return "strand";
   }
 }
+bool design_replays(Design d, std::string_view instrumentation) {
+  return instrumentation == design_instrumentation(d) ||
+         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+"));
+}
 const char* stall_name(Stall s) {
   switch (s) {
     case Stall::kStoreQueue: return "store-queue-full";
@@ -224,11 +228,12 @@ class L1 {
     std::uint64_t used = 0;  // LRU stamp
     bool dirty_at(Cycle t) const { return line != LineTable::kEmpty && t < dirty_until; }
   };
-  L1(std::size_t sets, std::size_t ways) : sets_(std::max<std::size_t>(sets, 1)), ways_(std::max<std::size_t>(ways, 1)),
-                                           w_(sets_ * ways_) {}
+  L1(std::size_t sets, std::size_t ways)
+      : sets_(std::max<std::size_t>(sets, 1)), ways_(std::max<std::size_t>(ways, 1)), w_(sets_ * ways_),
+        mask_((sets_ & (sets_ - 1)) == 0 ? sets_ - 1 : 0) {}
   // The way holding `line`, or nullptr.
   Way* find(std::uint64_t line) {
-    Way* set = &w_[(line % sets_) * ways_];
+    Way* set = &w_[index(line)];
     for (std::size_t i = 0; i < ways_; ++i)
       if (set[i].line == line) return &set[i];
     return nullptr;
@@ -236,7 +241,7 @@ class L1 {
   // Touches `line` (a store): returns its way; on a miss (`*hit` false)
   // `*victim` is the way's previous content (line kEmpty: a free way).
   Way* touch(std::uint64_t line, bool* hit, Way* victim) {
-    Way* set = &w_[(line % sets_) * ways_];
+    Way* set = &w_[index(line)];
     Way* lru = &set[0];
     *hit = false;
     for (std::size_t i = 0; i < ways_; ++i) {
@@ -253,8 +258,13 @@ class L1 {
   }
 
  private:
+  // The set's first way (a mask when the set count is a power of two).
+  std::size_t index(std::uint64_t line) const {
+    return static_cast<std::size_t>(mask_ != 0 || sets_ == 1 ? line & mask_ : line % sets_) * ways_;
+  }
   std::size_t sets_, ways_;
   std::vector<Way> w_;
+  std::size_t mask_;
   std::uint64_t clock_ = 0;
 };
 
@@ -332,6 +342,9 @@ class Sim {
     recorded_order_ = c.recorded_lock_order != 0;
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
     op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
+    // x86 on a HOPS-instrumented trace: persist.h's Intel mapping of that
+    // code (docs/timing.md, "One interleaving for x86 and HOPS").
+    clwb_each_store_ = d == Design::kX86 && t.instrumentation != "x86" && design_replays(d, t.instrumentation);
   }
 
   Result run() {
@@ -524,18 +537,22 @@ class Sim {
     sq_retire(co, done);
   }
 
+  // x86: a clwb issues after the stores before it, takes a write-back
+  // buffer entry until acknowledged and reaches the controller one L1
+  // lookup later.
+  void x86_clwb(Core& co, std::uint64_t line) {
+    Cycle issue = std::max(sq_enter(co), co.store_floor);
+    issue = std::max(issue, co.wb.oldest());  // a free write-back buffer entry
+    const Cycle ack = ctrl_.write(issue + l1_);
+    flushed(co, line, issue + l1_);
+    co.max_ack = std::max(co.max_ack, ack);
+    co.wb.push(ack);
+    sq_retire(co, issue + 1);
+  }
+
   void x86(Core& co, const Event& e) {
     switch (e.kind()) {
-      case EventKind::kPwb: {
-        Cycle issue = std::max(sq_enter(co), co.store_floor);
-        issue = std::max(issue, co.wb.oldest());  // a free write-back buffer entry
-        const Cycle ack = ctrl_.write(issue + l1_);
-        flushed(co, e.line(), issue + l1_);
-        co.max_ack = std::max(co.max_ack, ack);
-        co.wb.push(ack);
-        sq_retire(co, issue + 1);
-        break;
-      }
+      case EventKind::kPwb: x86_clwb(co, e.line()); break;
       case EventKind::kPfence:
       case EventKind::kPsync:
       case EventKind::kOfence:
@@ -669,7 +686,13 @@ class Sim {
     co.gap_taken = false;
     ++co.i;
     switch (kind) {
-      case EventKind::kStore: store(co, k, e.line()); break;
+      case EventKind::kStore:
+        store(co, k, e.line());
+        // The logging library's x86 instrumentation writes back every
+        // persistent store right after it (undo_log.h: "ST A; pwb A"); on a
+        // HOPS trace the x86 design issues that clwb itself.
+        if (clwb_each_store_) x86_clwb(co, e.line());
+        break;
       case EventKind::kAcquire: {
         // A locked RMW drains the store queue, then takes the lock when its
         // previous holder's release store is visible.
@@ -716,6 +739,7 @@ class Sim {
   double cyc_per_ns_;
   double gap_scale_ = 1.0;
   bool recorded_order_ = false;
+  bool clwb_each_store_ = false;
   Cycle op_compute_ = 0;
   Cycle l1_ = 0, l2_ = 0, read_ = 0;
   Controller ctrl_;

@@ -321,6 +321,30 @@ TEST(TimingModel, AFullSnoopBufferHoldsTheNextRequest) {
   EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, two).cycles, 232u);
 }
 
+TEST(TimingModel, X86ReplaysAHopsTraceUnderTheIntelMapping) {
+  // The logging library's x86 code is its HOPS code with a clwb after each
+  // store and sfences for ofence/dfence, so x86 on the HOPS recording is
+  // x86 on the x86 one with the same gaps. warm: store A 0..4, clwb A
+  // issues at 4 (acked 4 + 4 + 192 = 200), the sfence holds store B until
+  // 200 (drains 204), clwb B issues at 204 (acked 400), the last sfence
+  // completes at 400.
+  fm::Trace hops = trace({{{K::kStore, 1}, {K::kOfence}, {K::kStore, 2}, {K::kDfence}}});
+  hops.instrumentation = "hops";
+  fm::Trace x86 = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPfence}, {K::kStore, 2}, {K::kPwb, 2}, {K::kPsync}}});
+  x86.instrumentation = "x86";
+  EXPECT_EQ(fm::simulate(x86, Design::kX86, warm()).cycles, 400u);
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 400u);
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).writebacks, 2u);
+  // Without the mapping (a trace of no known instrumentation) no clwb is
+  // issued: the stores drain 0..4, 4..8.
+  hops.instrumentation.clear();
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 8u);
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "hops"));
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "hops+"));
+  EXPECT_FALSE(fm::design_replays(Design::kX86, "strand"));
+  EXPECT_FALSE(fm::design_replays(Design::kHops, "x86"));
+}
+
 TEST(TimingModel, ConfigRejectsUnknownNamesAndBadValues) {
   fm::Config c;
   EXPECT_FALSE(c.set("no_such", 1));
