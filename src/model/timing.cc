@@ -48,7 +48,7 @@ const char* design_instrumentation(Design d) {
 }
 bool design_replays(Design d, std::string_view instrumentation) {
   return instrumentation == design_instrumentation(d) ||
-         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+"));
+         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand"));
 }
 const char* stall_name(Stall s) {
   switch (s) {
@@ -344,7 +344,7 @@ class Sim {
     op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
     // x86 on a HOPS-instrumented trace: persist.h's Intel mapping of that
     // code (docs/timing.md, "One interleaving for x86 and HOPS").
-    clwb_each_store_ = d == Design::kX86 && t.instrumentation != "x86" && design_replays(d, t.instrumentation);
+    clwb_each_store_ = d == Design::kX86 && (t.instrumentation == "hops" || t.instrumentation == "hops+");
   }
 
   Result run() {

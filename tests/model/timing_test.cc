@@ -321,7 +321,7 @@ TEST(TimingModel, AFullSnoopBufferHoldsTheNextRequest) {
   EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, two).cycles, 232u);
 }
 
-TEST(TimingModel, X86ReplaysAHopsTraceUnderTheIntelMapping) {
+TEST(TimingModel, X86ReplaysHopsAndStrandTracesUnderTheIntelMapping) {
   // The logging library's x86 code is its HOPS code with a clwb after each
   // store and sfences for ofence/dfence, so x86 on the HOPS recording is
   // x86 on the x86 one with the same gaps. warm: store A 0..4, clwb A
@@ -335,13 +335,20 @@ TEST(TimingModel, X86ReplaysAHopsTraceUnderTheIntelMapping) {
   EXPECT_EQ(fm::simulate(x86, Design::kX86, warm()).cycles, 400u);
   EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 400u);
   EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).writebacks, 2u);
+  // The strand code under the same mapping: persist barrier and JoinStrand
+  // are sfences, NewStrand nothing.
+  fm::Trace strand = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPersistBarrier}, {K::kStore, 2}, {K::kPwb, 2},
+                             {K::kNewStrand}, {K::kJoinStrand}}});
+  strand.instrumentation = "strand";
+  EXPECT_EQ(fm::simulate(strand, Design::kX86, warm()).cycles, 400u);
   // Without the mapping (a trace of no known instrumentation) no clwb is
   // issued: the stores drain 0..4, 4..8.
   hops.instrumentation.clear();
   EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 8u);
   EXPECT_TRUE(fm::design_replays(Design::kX86, "hops"));
   EXPECT_TRUE(fm::design_replays(Design::kX86, "hops+"));
-  EXPECT_FALSE(fm::design_replays(Design::kX86, "strand"));
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "strand"));
+  EXPECT_FALSE(fm::design_replays(Design::kStrandWeaver, "x86"));
   EXPECT_FALSE(fm::design_replays(Design::kHops, "x86"));
 }
 

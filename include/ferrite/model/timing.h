@@ -75,12 +75,15 @@ const char* design_name(Design d);
 bool parse_design(std::string_view name, Design* out);
 // The instrumentation a design's trace comes from (model/trace.h header).
 const char* design_instrumentation(Design d);
-// Can `d` replay a trace of `instrumentation`? Its own, and for x86 also a
-// HOPS or HOPS+ trace: the logging library's x86 instrumentation is the
-// HOPS one under persist.h's Intel mapping (each store followed by a clwb
-// of its line, ofence and dfence sfences), so the x86 design issues those
-// clwbs itself and x86 and HOPS can replay one recorded interleaving
-// (docs/timing.md, "One interleaving for x86 and HOPS").
+// Can `d` replay a trace of `instrumentation`? Its own, and x86 every
+// instrumentation's: the logging library's x86 code is its HOPS code under
+// persist.h's Intel mapping (each store followed by a clwb of its line,
+// ofence and dfence sfences; the x86 design issues those clwbs itself) and
+// its strand code under the same mapping (persist barrier and JoinStrand
+// sfences, NewStrand nothing) — the same events as an x86 recording, in
+// the same order (measured). So each design can be compared with x86 on
+// one recorded interleaving (docs/timing.md, "One recording per
+// comparison").
 bool design_replays(Design d, std::string_view instrumentation);
 
 // Table I of the StrandWeaver paper, each parameter sweepable by name
