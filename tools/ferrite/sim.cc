@@ -471,7 +471,9 @@ void setup_sim(CLI::App* sub) {
   for (const auto& n : fm::Config::names()) params += " " + n;
   sub->footer("Parameters (StrandWeaver Table I defaults):" + params +
               ". A design replays the trace of its instrumentation (x86: x86; hops, hops+: their own; "
-              "no-persist-queue, strandweaver, non-atomic: strand; ideal: hops+); docs/timing.md.");
+              "no-persist-queue, strandweaver, non-atomic: strand; ideal: hops+); x86 also replays every "
+              "other trace under the Intel mapping, and --paper compares each design with x86 on the same "
+              "recording; docs/timing.md.");
   sub->callback([o, names] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
