@@ -285,6 +285,28 @@ class VsX86 {
   double speedup(const std::string& w, const fm::Result& r, const fm::Config& c, int k = 1) {
     return static_cast<double>(x86_on(w, r.design, c, k).cycles) / static_cast<double>(r.cycles);
   }
+  // One figure row: each design's result and speedup (also into *rs, *sp,
+  // and (*speedups)[design name]); the first design must be x86, whose
+  // own recording gives speedup_over_x86_own_recording (the comparison
+  // before stop 25).
+  template <std::size_t N>
+  Json row(const std::string& w, const fm::Design (&designs)[N], const fm::Config& c, std::map<fm::Design, fm::Result>* rs,
+           std::map<fm::Design, double>* sp, std::map<std::string, std::vector<double>>* speedups) {
+    Json out = Json::array();
+    for (fm::Design d : designs) {
+      (*rs)[d] = design(w, d, c);
+      (*sp)[d] = speedup(w, (*rs)[d], c);
+    }
+    const double own = static_cast<double>(rs->at(fm::Design::kX86).cycles);
+    for (fm::Design d : designs) {
+      Json j = result_json((*rs)[d], c);
+      j["speedup_over_x86"] = (*sp)[d];
+      j["speedup_over_x86_own_recording"] = own / static_cast<double>((*rs)[d].cycles);
+      (*speedups)[fm::design_name(d)].push_back((*sp)[d]);
+      out.push_back(j);
+    }
+    return out;
+  }
 
  private:
   Traces& tr_;
@@ -332,18 +354,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
       row["workload"] = w;
       std::map<D, fm::Result> rs;
       std::map<D, double> sp;  // over x86 on the same recording
-      for (D d : designs) {
-        rs[d] = vs.design(w, d, base);
-        sp[d] = vs.speedup(w, rs[d], base);
-      }
-      const double x86 = static_cast<double>(rs[D::kX86].cycles);
-      for (D d : designs) {
-        Json j = result_json(rs[d], base);
-        j["speedup_over_x86"] = sp[d];
-        j["speedup_over_x86_own_recording"] = x86 / static_cast<double>(rs[d].cycles);
-        speedups[fm::design_name(d)].push_back(sp[d]);
-        row["designs"].push_back(j);
-      }
+      row["designs"] = vs.row(w, designs, base, &rs, &sp, &speedups);
       row["ckc_non_atomic"] = 1000.0 * static_cast<double>(rs[D::kNonAtomic].writebacks) /
                               static_cast<double>(rs[D::kNonAtomic].cycles);
       // The same traces with application work between operations (the
@@ -415,18 +426,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
       row["workload"] = w;
       std::map<D, fm::Result> rs;
       std::map<D, double> sp;  // over x86 on the same recording: hops on the HOPS one, hops+ and ideal on HOPS+'s
-      for (D d : designs) {
-        rs[d] = vs.design(w, d, base);
-        sp[d] = vs.speedup(w, rs[d], base);
-      }
-      const double x86 = static_cast<double>(rs[D::kX86].cycles);
-      for (D d : designs) {
-        Json j = result_json(rs[d], base);
-        j["speedup_over_x86"] = sp[d];
-        j["speedup_over_x86_own_recording"] = x86 / static_cast<double>(rs[d].cycles);
-        speedups[fm::design_name(d)].push_back(sp[d]);
-        row["designs"].push_back(j);
-      }
+      row["designs"] = vs.row(w, designs, base, &rs, &sp, &speedups);
       // HOPS and HOPS+ run different code (software history or not), so
       // two recordings: each normalised by x86 on its own.
       plus_over_hops.push_back(sp[D::kHopsPlus] / sp[D::kHops]);
