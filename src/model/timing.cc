@@ -8,6 +8,11 @@
 // event at a time, always the core whose clock is earliest, so the
 // controller's slots are reserved in (nearly) time order and a lock is
 // handed over only after its holder's release has been simulated.
+//
+// Each core also has an L1 (Table I) of the pool lines it stores to, with
+// the write-back buffer its dirty victims leave through and, in the strand
+// designs, StrandWeaver §IV's two ordering rules for cache writebacks and
+// coherence requests (evict(), snoop()).
 #include "ferrite/model/timing.h"
 
 #include <algorithm>
@@ -343,7 +348,7 @@ class Sim {
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
     op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
     // x86 on a HOPS-instrumented trace: persist.h's Intel mapping of that
-    // code (docs/timing.md, "One interleaving for x86 and HOPS").
+    // code (design_replays; docs/timing.md, "One recording per comparison").
     clwb_each_store_ = d == Design::kX86 && (t.instrumentation == "hops" || t.instrumentation == "hops+");
   }
 
