@@ -8,6 +8,11 @@
 // event at a time, always the core whose clock is earliest, so the
 // controller's slots are reserved in (nearly) time order and a lock is
 // handed over only after its holder's release has been simulated.
+//
+// Each core also has an L1 (Table I) of the pool lines it stores to, with
+// the write-back buffer its dirty victims leave through and, in the strand
+// designs, StrandWeaver §IV's two ordering rules for cache writebacks and
+// coherence requests (evict(), snoop()).
 #include "ferrite/model/timing.h"
 
 #include <algorithm>
@@ -46,6 +51,10 @@ const char* design_instrumentation(Design d) {
     default: return "strand";
   }
 }
+bool design_replays(Design d, std::string_view instrumentation) {
+  return instrumentation == design_instrumentation(d) ||
+         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand"));
+}
 const char* stall_name(Stall s) {
   switch (s) {
     case Stall::kStoreQueue: return "store-queue-full";
@@ -72,6 +81,9 @@ constexpr Param kParams[] = {
     {"strand_entries", &Config::strand_entries, true},
     {"persist_buffer", &Config::persist_buffer, true},
     {"writeback_buffer", &Config::writeback_buffer, true},
+    {"snoop_buffer", &Config::snoop_buffer, true},
+    {"l1_kb", &Config::l1_kb, true},
+    {"l1_ways", &Config::l1_ways, true},
     {"wpq", &Config::wpq, true},
     {"media_banks", &Config::media_banks, true},
     {"pm_read_ns", &Config::pm_read_ns, false},
@@ -206,6 +218,61 @@ class LineTable {
   std::size_t used_ = 0;
 };
 
+// A core's L1 D-cache (Table I: 32 kB, 2-way, 64-B lines), holding the
+// pool lines the core stored to (the trace has no loads and no volatile
+// lines: they take no ways here). LRU within a set. A way remembers until
+// when its line is dirty: a store makes it dirty for good, a clwb clean
+// from the moment it flushes the line (StrandWeaver §IV: "it flushes the
+// dirty cache block to PM and retains a clean copy in the cache").
+class L1 {
+ public:
+  static constexpr Cycle kDirty = ~Cycle{0};
+  struct Way {
+    std::uint64_t line = LineTable::kEmpty;
+    Cycle dirty_until = 0;  // dirty at t iff t < dirty_until
+    std::uint64_t used = 0;  // LRU stamp
+    bool dirty_at(Cycle t) const { return line != LineTable::kEmpty && t < dirty_until; }
+  };
+  L1(std::size_t sets, std::size_t ways)
+      : sets_(std::max<std::size_t>(sets, 1)), ways_(std::max<std::size_t>(ways, 1)), w_(sets_ * ways_),
+        mask_((sets_ & (sets_ - 1)) == 0 ? sets_ - 1 : 0) {}
+  // The way holding `line`, or nullptr.
+  Way* find(std::uint64_t line) {
+    Way* set = &w_[index(line)];
+    for (std::size_t i = 0; i < ways_; ++i)
+      if (set[i].line == line) return &set[i];
+    return nullptr;
+  }
+  // Touches `line` (a store): returns its way; on a miss (`*hit` false)
+  // `*victim` is the way's previous content (line kEmpty: a free way).
+  Way* touch(std::uint64_t line, bool* hit, Way* victim) {
+    Way* set = &w_[index(line)];
+    Way* lru = &set[0];
+    *hit = false;
+    for (std::size_t i = 0; i < ways_; ++i) {
+      if (set[i].line == line) {
+        set[i].used = ++clock_;
+        *hit = true;
+        return &set[i];
+      }
+      if (set[i].used < lru->used) lru = &set[i];
+    }
+    *victim = *lru;
+    *lru = Way{line, 0, ++clock_};
+    return lru;
+  }
+
+ private:
+  // The set's first way (a mask when the set count is a power of two).
+  std::size_t index(std::uint64_t line) const {
+    return static_cast<std::size_t>(mask_ != 0 || sets_ == 1 ? line & mask_ : line % sets_) * ways_;
+  }
+  std::size_t sets_, ways_;
+  std::vector<Way> w_;
+  std::size_t mask_;
+  std::uint64_t clock_ = 0;
+};
+
 struct Lock {
   bool held = false;
   std::uint64_t released = 0;  // hand-offs done: the next acquire's seq (recorded order)
@@ -231,8 +298,10 @@ struct Core {
   Ring sq;
   Cycle sq_last = 0;       // retire of the youngest store-queue entry
   Cycle store_floor = 0;   // later stores issue no earlier (sfence, barrier, join)
-  // x86 write-backs
-  Ring wb;
+  // The L1 and its write-back and snoop buffers
+  L1 l1{1, 1};
+  Ring wb;                 // write-back buffer: x86 clwbs, dirty evictions
+  Ring snoop;              // snoop buffer (strand designs)
   Cycle max_ack = 0;       // latest acknowledgement of any write-back
   // StrandWeaver
   Ring pq;
@@ -266,6 +335,9 @@ class Sim {
       co.n = t.threads[k].size();
       co.sq = Ring(sz(c.store_queue));
       co.wb = Ring(sz(c.writeback_buffer));
+      co.snoop = Ring(sz(c.snoop_buffer));
+      // 64-byte lines: l1_kb * 16 lines in l1_ways-way sets.
+      co.l1 = L1(std::max<std::size_t>(sz(c.l1_kb * 16 / c.l1_ways), 1), sz(c.l1_ways));
       co.pq = Ring(sz(c.persist_queue));
       co.pb = Ring(sz(c.persist_buffer));
       co.sb.assign(sz(c.strand_buffers), StrandBuffer{Ring(sz(c.strand_entries))});
@@ -275,6 +347,9 @@ class Sim {
     recorded_order_ = c.recorded_lock_order != 0;
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
     op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
+    // x86 on a HOPS-instrumented trace: persist.h's Intel mapping of that
+    // code (design_replays; docs/timing.md, "One recording per comparison").
+    clwb_each_store_ = d == Design::kX86 && (t.instrumentation == "hops" || t.instrumentation == "hops+");
   }
 
   Result run() {
@@ -319,6 +394,9 @@ class Sim {
       r.events += co.n;
     }
     r.writebacks = ctrl_.writes();
+    r.evictions = evictions_;
+    r.ordered_evictions = ordered_evictions_;
+    r.snoop_waits = snoop_waits_;
     return r;
   }
 
@@ -336,17 +414,92 @@ class Sim {
   bool hops() const { return d_ == Design::kHops || d_ == Design::kHopsPlus; }
   bool separate_pq() const { return d_ == Design::kStrandWeaver || d_ == Design::kNonAtomic; }
 
-  // Cache access of a store to `line` by core k: a cold line is read from
-  // PM (write-allocate), a line another core wrote comes from the L2.
-  Cycle access(int k, std::uint64_t line, LineTable::Slot** slot) {
+  // When the strand buffers of `co` have drained every entry they hold now:
+  // the retire of each buffer's tail (entries retire in order).
+  static Cycle strand_tails(const Core& co) {
+    Cycle t = 0;
+    for (const StrandBuffer& b : co.sb) t = std::max(t, b.last_retire);
+    return t;
+  }
+
+  // A store of core k to `line` that issues at `issue`; returns when it has
+  // written the L1. A hit costs the L1; a miss reads a cold line from PM
+  // (write-allocate) and any other line from the L2 — from another core's
+  // L1 through a read-exclusive snoop — and displaces the set's LRU line.
+  Cycle access(Core& co, int k, std::uint64_t line, Cycle issue, LineTable::Slot** slot) {
     bool fresh;
     LineTable::Slot& s = lines_.find(line, &fresh);
     *slot = &s;
-    Cycle lat = l1_;
-    if (fresh) lat = read_;
-    else if (s.owner != k) lat = l2_;
+    L1::Way victim;
+    bool hit;
+    L1::Way* w = co.l1.touch(line, &hit, &victim);
+    Cycle retire = issue + l1_;
+    if (!hit) {
+      const Cycle start = !fresh && s.owner != k && s.owner >= 0 ? snoop(cores_[static_cast<std::size_t>(s.owner)], line, issue)
+                                                                : issue;
+      retire = std::max(start + (fresh ? read_ : l2_), evict(co, victim, issue) + l1_);
+    }
+    w->dirty_until = L1::kDirty;
     s.owner = k;
-    return lat;
+    return retire;
+  }
+
+  // Core `owner` receives a read-exclusive request for `line` at `at` (a
+  // store of another core); returns when it replies. The line leaves its
+  // L1. StrandWeaver §IV, "Enabling inter-thread persist order": "On an
+  // incoming read-exclusive coherence request, if the corresponding cache
+  // line is dirty, we record the tail index of the strand buffer in the
+  // snoop buffer. The read-exclusive request stalls until the strand
+  // buffers drain to the recorded index" — so the owner's in-flight clwbs,
+  // which may hold the persists the stolen line's stores are ordered after,
+  // complete before another core can write (and persist) the line. The
+  // request holds a snoop buffer entry until its data transfer (an L2
+  // latency) ends; a full snoop buffer delays the request. The other designs
+  // reply at once (x86 orders through sfence; HOPS through the line's last
+  // persist, in store()).
+  Cycle snoop(Core& owner, std::uint64_t line, Cycle at) {
+    L1::Way* w = owner.l1.find(line);
+    if (w == nullptr) return at;  // evicted: the L2 answers
+    const bool dirty = w->dirty_at(at);
+    w->line = LineTable::kEmpty;  // invalidated
+    w->used = 0;
+    if (!dirty || !strand()) return at;
+    const Cycle enter = std::max(at, owner.snoop.oldest());
+    const Cycle reply = std::max(enter, strand_tails(owner));
+    if (reply > at) ++snoop_waits_;
+    owner.snoop.push(reply + l2_);
+    return reply;
+  }
+
+  // `victim` leaves the L1 of `co` at `at` to make room for a fill; returns
+  // when the fill may use its way. A clean line is dropped. A dirty one
+  // moves into the write-back buffer (waiting for a free entry: the fill
+  // waits with it) and is written to the L2. StrandWeaver §IV, "Managing
+  // cache writebacks": stores after a persist barrier wait only for earlier
+  // clwbs to issue, not complete, "thus stores might inadvertently drain
+  // from the cache before ongoing CLWBs in the strand buffer unit
+  // complete"; the write-back buffer records each strand buffer's tail
+  // when the writeback starts and "drains writebacks only after the strand
+  // buffers drain operations beyond these recorded indexes" — so in the
+  // strand designs the entry is held until then. (The L2 is 28 MB and not
+  // modelled: the line then stays there.)
+  Cycle evict(Core& co, const L1::Way& victim, Cycle at) {
+    if (!victim.dirty_at(at)) return at;
+    ++evictions_;
+    const Cycle enter = std::max(at, co.wb.oldest());
+    Cycle send = enter;
+    if (strand()) {
+      const Cycle tails = strand_tails(co);
+      if (tails > enter) ++ordered_evictions_;
+      send = std::max(send, tails);
+    }
+    co.wb.push(send + l2_);
+    return enter;
+  }
+
+  // A clwb of `line` by `co` flushes it at `send`: clean from then on.
+  static void flushed(Core& co, std::uint64_t line, Cycle send) {
+    if (L1::Way* w = co.l1.find(line)) w->dirty_until = std::min(w->dirty_until, send);
   }
 
   // A store-queue entry of core `co` enters at co.t (stalling the core
@@ -363,7 +516,7 @@ class Sim {
   void store(Core& co, int k, std::uint64_t line) {
     Cycle issue = std::max(sq_enter(co), co.store_floor);
     LineTable::Slot* slot;
-    Cycle retire = issue + access(k, line, &slot);
+    Cycle retire = access(co, k, line, issue, &slot);
     if (hops()) {
       // The store enters the persist buffer as it leaves the store queue.
       retire = std::max(retire, co.pb.oldest());
@@ -389,17 +542,22 @@ class Sim {
     sq_retire(co, done);
   }
 
+  // x86: a clwb issues after the stores before it, takes a write-back
+  // buffer entry until acknowledged and reaches the controller one L1
+  // lookup later.
+  void x86_clwb(Core& co, std::uint64_t line) {
+    Cycle issue = std::max(sq_enter(co), co.store_floor);
+    issue = std::max(issue, co.wb.oldest());  // a free write-back buffer entry
+    const Cycle ack = ctrl_.write(issue + l1_);
+    flushed(co, line, issue + l1_);
+    co.max_ack = std::max(co.max_ack, ack);
+    co.wb.push(ack);
+    sq_retire(co, issue + 1);
+  }
+
   void x86(Core& co, const Event& e) {
     switch (e.kind()) {
-      case EventKind::kPwb: {
-        Cycle issue = std::max(sq_enter(co), co.store_floor);
-        issue = std::max(issue, co.wb.oldest());  // a free write-back buffer entry
-        const Cycle ack = ctrl_.write(issue + l1_);
-        co.max_ack = std::max(co.max_ack, ack);
-        co.wb.push(ack);
-        sq_retire(co, issue + 1);
-        break;
-      }
+      case EventKind::kPwb: x86_clwb(co, e.line()); break;
       case EventKind::kPfence:
       case EventKind::kPsync:
       case EventKind::kOfence:
@@ -460,6 +618,7 @@ class Sim {
         issue = std::max(issue, b.ring.oldest());  // a free strand buffer entry
         const Cycle send = std::max(issue, b.barrier) + l1_;
         const Cycle ack = ctrl_.write(send);
+        flushed(co, e.line(), send);
         b.max_ack = std::max(b.max_ack, ack);
         b.last_retire = std::max(b.last_retire, ack);
         b.ring.push(b.last_retire);
@@ -532,7 +691,13 @@ class Sim {
     co.gap_taken = false;
     ++co.i;
     switch (kind) {
-      case EventKind::kStore: store(co, k, e.line()); break;
+      case EventKind::kStore:
+        store(co, k, e.line());
+        // The logging library's x86 instrumentation writes back every
+        // persistent store right after it (undo_log.h: "ST A; pwb A"); on a
+        // HOPS trace the x86 design issues that clwb itself.
+        if (clwb_each_store_) x86_clwb(co, e.line());
+        break;
       case EventKind::kAcquire: {
         // A locked RMW drains the store queue, then takes the lock when its
         // previous holder's release store is visible.
@@ -579,12 +744,14 @@ class Sim {
   double cyc_per_ns_;
   double gap_scale_ = 1.0;
   bool recorded_order_ = false;
+  bool clwb_each_store_ = false;
   Cycle op_compute_ = 0;
   Cycle l1_ = 0, l2_ = 0, read_ = 0;
   Controller ctrl_;
   LineTable lines_;
   std::vector<Core> cores_;
   std::vector<Lock> locks_;
+  std::uint64_t evictions_ = 0, ordered_evictions_ = 0, snoop_waits_ = 0;
 };
 
 }  // namespace

@@ -208,6 +208,150 @@ TEST(TimingModel, AnImpossibleLockOrderIsReportedNotHung) {
   EXPECT_THROW(fm::simulate(u, Design::kX86), std::runtime_error);
 }
 
+// ---- The L1, the write-back buffer and the snoop buffer (StrandWeaver
+// §IV "Managing cache writebacks" and "Enabling inter-thread persist
+// order"). A 1 kB direct-mapped L1 has 16 sets: lines 2, 18 and 34 share
+// set 2. warm(): a cold line costs 4 cycles, like an L1 hit; an L2
+// access costs 32.
+fm::Config tiny_l1(double writeback_buffer = 16) {
+  fm::Config c = warm();
+  EXPECT_TRUE(c.set("l1_kb", 1));
+  EXPECT_TRUE(c.set("l1_ways", 1));
+  EXPECT_TRUE(c.set("writeback_buffer", writeback_buffer));
+  return c;
+}
+
+TEST(TimingModel, ALineEvictedFromTheL1IsRefetchedFromTheL2) {
+  // store 2 drains 0..4; store 18 evicts it (into the write-back buffer),
+  // 4..8; store 2 again misses and comes from the L2: 8 + 32 = 40. With
+  // Table I's 32 kB L1 the third store hits: 8..12.
+  const auto t = trace({{{K::kStore, 2}, {K::kStore, 18}, {K::kStore, 2}}});
+  const fm::Result r = fm::simulate(t, Design::kX86, tiny_l1());
+  EXPECT_EQ(r.cycles, 40u);
+  EXPECT_EQ(r.evictions, 2u);  // 2 by 18, then 18 by 2
+  EXPECT_EQ(fm::simulate(t, Design::kX86, warm()).cycles, 12u);
+}
+
+TEST(TimingModel, AFullWriteBackBufferHoldsTheFillThatWouldEvict) {
+  // x86, one write-back buffer entry, every store evicting the previous
+  // (dirty) line of set 2. An eviction holds its entry for the write to the
+  // L2 (32 cycles). store 2: 0..4. store 18 evicts 2 at 4 (entry until 36),
+  // drains 4..8. store 34 issues at 8 but its victim waits for the entry
+  // until 36: the fill is written at 36 + 4 = 40 (entry until 68). store 50
+  // issues at 40, its victim enters at 68: 72.
+  const auto t = trace({{{K::kStore, 2}, {K::kStore, 18}, {K::kStore, 34}, {K::kStore, 50}}});
+  EXPECT_EQ(fm::simulate(t, Design::kX86, tiny_l1(1)).cycles, 72u);
+  // With 16 entries nothing waits: 4 stores of 4 cycles.
+  EXPECT_EQ(fm::simulate(t, Design::kX86, tiny_l1(16)).cycles, 16u);
+  // A clwb leaves the line clean once it flushed it: its eviction takes no
+  // entry. Two entries (an x86 clwb holds one until acknowledged). store 2
+  // 0..4; clwb 2 issues at 4 and flushes at 8 (acked 200; out of the store
+  // queue at 5); store 18 comes at 10: its victim is clean and dropped,
+  // 10..14; store 34 evicts dirty 18 at 14 (an entry is free): 14..18.
+  const auto u = trace({{{K::kStore, 2}, {K::kPwb, 2}, {K::kStore, 18, 0, 10}, {K::kStore, 34}}});
+  const fm::Result r = fm::simulate(u, Design::kX86, tiny_l1(2));
+  EXPECT_EQ(r.evictions, 1u);
+  EXPECT_EQ(r.cycles, 18u);
+}
+
+// The paper's case: a log line persisted by a clwb, a persist barrier, then
+// a data store whose line is evicted before the clwb completes.
+const std::initializer_list<Ev> kEvictAfterBarrier = {{K::kStore, 1}, {K::kPwb, 1}, {K::kPersistBarrier},
+                                                      {K::kStore, 2}, {K::kStore, 18}, {K::kStore, 34}};
+
+TEST(TimingModel, StrandWeaverDrainsADirtyEvictionOnlyAfterTheStrandBuffersDrain) {
+  // strandweaver, one write-back buffer entry. store 1 drains 0..4; clwb 1
+  // issues after it (the persist queue's lookup) at 4, is sent at 8, acked
+  // 200 (the strand buffer's tail); the barrier lets store 2 issue once the
+  // clwb issued (4): 4..8. store 18 evicts dirty line 2 at 8: the entry
+  // records the tail and drains only at 200, written to the L2 at 232.
+  // store 34 issues at 12; its victim (18, dirty) waits for that entry
+  // until 232: 232 + 4 = 236.
+  const auto t = trace({kEvictAfterBarrier});
+  const fm::Result r = fm::simulate(t, Design::kStrandWeaver, tiny_l1(1));
+  EXPECT_EQ(r.cycles, 236u);
+  EXPECT_EQ(r.evictions, 2u);
+  EXPECT_EQ(r.ordered_evictions, 1u);  // the second waits for the entry, not the tails (drained by then)
+  // Without the rule store 18's entry would be free at 8 + 32 = 40 and the
+  // run would end with the clwb's acknowledgement at 200. So it does with
+  // two entries: store 34's victim has an entry of its own (12..16).
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, tiny_l1(2)).cycles, 200u);
+  // no-persist-queue and non-atomic share the strand buffer unit and the
+  // rule (non-atomic ignores the barrier, not the write-back buffer).
+  EXPECT_EQ(fm::simulate(t, Design::kNonAtomic, tiny_l1(1)).cycles, 236u);
+  // x86 needs no such rule: its sfence holds the data store until the clwb
+  // is acknowledged (200). The clwb holds the single entry until then too;
+  // store 2 drains 200..204, store 18 evicts it at 204 (entry until 236),
+  // 204..208; store 34's victim waits for that entry: 236..240.
+  EXPECT_EQ(fm::simulate(t, Design::kX86, tiny_l1(1)).cycles, 240u);
+}
+
+TEST(TimingModel, StrandWeaverAnswersAStealOfADirtyLineAfterTheOwnersStrandBuffersDrain) {
+  // Core 0: store 1 (0..4), clwb 1 (sent 8, acked 200), store 5 (4..8;
+  // line 5 dirty in core 0's L1). Core 1 stores line 5 at 100: a
+  // read-exclusive request for a dirty line; the snoop buffer records
+  // core 0's strand-buffer tail (200) and replies then; the data takes an
+  // L2 transfer: 232.
+  const auto t = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kStore, 5}}, {{K::kStore, 5, 0, 100}}});
+  const fm::Result r = fm::simulate(t, Design::kStrandWeaver, warm());
+  EXPECT_EQ(r.cycles, 232u);
+  EXPECT_EQ(r.snoop_waits, 1u);
+  // x86 replies at once: core 1 drains 100..132; core 0 is done at 9.
+  EXPECT_EQ(fm::simulate(t, Design::kX86, warm()).cycles, 132u);
+  // A line core 0 flushed (clwb 5 sent at 12) is clean: no wait, and the
+  // run ends with clwb 5's acknowledgement at 12 + 192 = 204.
+  const auto u = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kStore, 5}, {K::kPwb, 5}}, {{K::kStore, 5, 0, 100}}});
+  const fm::Result c = fm::simulate(u, Design::kStrandWeaver, warm());
+  EXPECT_EQ(c.cycles, 204u);
+  EXPECT_EQ(c.snoop_waits, 0u);
+}
+
+TEST(TimingModel, AFullSnoopBufferHoldsTheNextRequest) {
+  // Core 0 leaves lines 5 and 6 dirty behind clwb 1 (acked 200). Cores 1
+  // and 2 steal them at 100. Each request waits for the tail (200) and
+  // holds its entry through the data transfer (to 232). One entry: core
+  // 2's request enters at 232 and is answered then: 264. Two: both 232.
+  const auto t = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kStore, 5}, {K::kStore, 6}},
+                        {{K::kStore, 5, 0, 100}},
+                        {{K::kStore, 6, 0, 100}}});
+  fm::Config one = warm(), two = warm();
+  ASSERT_TRUE(one.set("snoop_buffer", 1));
+  ASSERT_TRUE(two.set("snoop_buffer", 2));
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, one).cycles, 264u);
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, two).cycles, 232u);
+}
+
+TEST(TimingModel, X86ReplaysHopsAndStrandTracesUnderTheIntelMapping) {
+  // The logging library's x86 code is its HOPS code with a clwb after each
+  // store and sfences for ofence/dfence, so x86 on the HOPS recording is
+  // x86 on the x86 one with the same gaps. warm: store A 0..4, clwb A
+  // issues at 4 (acked 4 + 4 + 192 = 200), the sfence holds store B until
+  // 200 (drains 204), clwb B issues at 204 (acked 400), the last sfence
+  // completes at 400.
+  fm::Trace hops = trace({{{K::kStore, 1}, {K::kOfence}, {K::kStore, 2}, {K::kDfence}}});
+  hops.instrumentation = "hops";
+  fm::Trace x86 = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPfence}, {K::kStore, 2}, {K::kPwb, 2}, {K::kPsync}}});
+  x86.instrumentation = "x86";
+  EXPECT_EQ(fm::simulate(x86, Design::kX86, warm()).cycles, 400u);
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 400u);
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).writebacks, 2u);
+  // The strand code under the same mapping: persist barrier and JoinStrand
+  // are sfences, NewStrand nothing.
+  fm::Trace strand = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPersistBarrier}, {K::kStore, 2}, {K::kPwb, 2},
+                             {K::kNewStrand}, {K::kJoinStrand}}});
+  strand.instrumentation = "strand";
+  EXPECT_EQ(fm::simulate(strand, Design::kX86, warm()).cycles, 400u);
+  // Without the mapping (a trace of no known instrumentation) no clwb is
+  // issued: the stores drain 0..4, 4..8.
+  hops.instrumentation.clear();
+  EXPECT_EQ(fm::simulate(hops, Design::kX86, warm()).cycles, 8u);
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "hops"));
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "hops+"));
+  EXPECT_TRUE(fm::design_replays(Design::kX86, "strand"));
+  EXPECT_FALSE(fm::design_replays(Design::kStrandWeaver, "x86"));
+  EXPECT_FALSE(fm::design_replays(Design::kHops, "x86"));
+}
+
 TEST(TimingModel, ConfigRejectsUnknownNamesAndBadValues) {
   fm::Config c;
   EXPECT_FALSE(c.set("no_such", 1));

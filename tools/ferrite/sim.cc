@@ -23,6 +23,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -193,6 +194,9 @@ Json result_json(const fm::Result& r, const fm::Config& c) {
   j["ops"] = r.ops;
   j["events"] = r.events;
   j["writebacks"] = r.writebacks;
+  j["evictions"] = r.evictions;
+  j["ordered_evictions"] = r.ordered_evictions;
+  j["snoop_waits"] = r.snoop_waits;
   j["throughput_ops_per_s"] = r.throughput(c.freq_ghz);
   Json st;
   for (int s = 0; s < fm::kStalls; ++s) st[fm::stall_name(static_cast<fm::Stall>(s))] = r.stalls[static_cast<std::size_t>(s)];
@@ -248,15 +252,68 @@ class Traces {
   std::uint64_t events_ = 0;
 };
 
+// `instr`: the trace to replay (default: the design's own instrumentation).
 fm::Result run(Traces& tr, const std::string& w, fm::Design d, const fm::Config& c, double* sim_s,
-               std::uint64_t* sim_events, int ops_per_region = 1) {
-  const fm::Trace& t = tr.get(w, fm::design_instrumentation(d), ops_per_region);
+               std::uint64_t* sim_events, int ops_per_region = 1, const char* instr = nullptr) {
+  const fm::Trace& t = tr.get(w, instr != nullptr ? instr : fm::design_instrumentation(d), ops_per_region);
   const auto t0 = std::chrono::steady_clock::now();
   fm::Result r = fm::simulate(t, d, c);
   *sim_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   *sim_events += r.events;
   return r;
 }
+
+// One interleaving per comparison (docs/timing.md, "One recording per
+// comparison"): a design's speedup is over x86 replaying the design's own
+// recording (model::design_replays: x86 replays every instrumentation's
+// trace under persist.h's Intel mapping), so the two runs share the
+// recording's lock interleaving, helped prunes and compute gaps, which
+// differ between two recordings by more than the effects measured.
+class VsX86 {
+ public:
+  VsX86(Traces& tr, double* sim_s, std::uint64_t* sim_events) : tr_(tr), sim_s_(sim_s), sim_events_(sim_events) {}
+  fm::Result design(const std::string& w, fm::Design d, const fm::Config& c, int k = 1) {
+    return run(tr_, w, d, c, sim_s_, sim_events_, k);
+  }
+  // x86 on the recording `d` replays (memoized: the strand designs share one).
+  const fm::Result& x86_on(const std::string& w, fm::Design d, const fm::Config& c, int k = 1) {
+    const std::string instr = fm::design_instrumentation(d);
+    auto& slot = x86_[{w, instr, k, c.op_compute_cycles}];
+    if (!slot) slot = run(tr_, w, fm::Design::kX86, c, sim_s_, sim_events_, k, instr.c_str());
+    return *slot;
+  }
+  double speedup(const std::string& w, const fm::Result& r, const fm::Config& c, int k = 1) {
+    return static_cast<double>(x86_on(w, r.design, c, k).cycles) / static_cast<double>(r.cycles);
+  }
+  // One figure row: each design's result and speedup (also into *rs, *sp,
+  // and (*speedups)[design name]); the first design must be x86, whose
+  // own recording gives speedup_over_x86_own_recording (the comparison
+  // before stop 25).
+  template <std::size_t N>
+  Json row(const std::string& w, const fm::Design (&designs)[N], const fm::Config& c, std::map<fm::Design, fm::Result>* rs,
+           std::map<fm::Design, double>* sp, std::map<std::string, std::vector<double>>* speedups) {
+    Json out = Json::array();
+    for (fm::Design d : designs) {
+      (*rs)[d] = design(w, d, c);
+      (*sp)[d] = speedup(w, (*rs)[d], c);
+    }
+    const double own = static_cast<double>(rs->at(fm::Design::kX86).cycles);
+    for (fm::Design d : designs) {
+      Json j = result_json((*rs)[d], c);
+      j["speedup_over_x86"] = (*sp)[d];
+      j["speedup_over_x86_own_recording"] = own / static_cast<double>((*rs)[d].cycles);
+      (*speedups)[fm::design_name(d)].push_back((*sp)[d]);
+      out.push_back(j);
+    }
+    return out;
+  }
+
+ private:
+  Traces& tr_;
+  double* sim_s_;
+  std::uint64_t* sim_events_;
+  std::map<std::tuple<std::string, std::string, int, double>, std::optional<fm::Result>> x86_;
+};
 
 double geomean(const std::vector<double>& v) {
   double s = 0;
@@ -274,6 +331,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
   doc["threads"] = o.threads;
   doc["ops"] = o.ops;
   const fm::Config base;
+  VsX86 vs(tr, &sim_s, &sim_events);
   // The StrandWeaver evaluation of docs/results.md (claims T1-T7) replays
   // the queue and the hash map under each language; the HOPS+ Figure 2
   // evaluation (T8-T11) the paper's three — a queue, an array (the array
@@ -295,14 +353,8 @@ Json paper(const std::string& which, const PaperOpts& o) {
       Json row;
       row["workload"] = w;
       std::map<D, fm::Result> rs;
-      for (D d : designs) rs[d] = run(tr, w, d, base, &sim_s, &sim_events);
-      const double x86 = static_cast<double>(rs[D::kX86].cycles);
-      for (D d : designs) {
-        Json j = result_json(rs[d], base);
-        j["speedup_over_x86"] = x86 / static_cast<double>(rs[d].cycles);
-        speedups[fm::design_name(d)].push_back(x86 / static_cast<double>(rs[d].cycles));
-        row["designs"].push_back(j);
-      }
+      std::map<D, double> sp;  // over x86 on the same recording
+      row["designs"] = vs.row(w, designs, base, &rs, &sp, &speedups);
       row["ckc_non_atomic"] = 1000.0 * static_cast<double>(rs[D::kNonAtomic].writebacks) /
                               static_cast<double>(rs[D::kNonAtomic].cycles);
       // The same traces with application work between operations (the
@@ -311,15 +363,14 @@ Json paper(const std::string& which, const PaperOpts& o) {
         fm::Config c = base;
         c.set("op_compute_cycles", oc);
         Json s;
-        const double x = static_cast<double>(run(tr, w, D::kX86, c, &sim_s, &sim_events).cycles);
         for (D d : designs) {
-          const double v = x / static_cast<double>(run(tr, w, d, c, &sim_s, &sim_events).cycles);
+          const double v = vs.speedup(w, vs.design(w, d, c), c);
           s[fm::design_name(d)] = v;
           by_compute[oc][fm::design_name(d)].push_back(v);
         }
         row["op_compute_" + std::to_string(oc)] = s;
       }
-      sw_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kStrandWeaver].cycles));
+      sw_over_hops.push_back(sp[D::kStrandWeaver] / sp[D::kHops]);
       sw_over_na.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) / static_cast<double>(rs[D::kNonAtomic].cycles));
       fig7.push_back(row);
       // Figure 10: operations per SFR (1, 2, 4, 8 operations of a thread in
@@ -327,13 +378,13 @@ Json paper(const std::string& which, const PaperOpts& o) {
       // (both traces recorded with that grouping).
       if (w.rfind("sfr-", 0) == 0) {
         for (int k : {1, 2, 4, 8}) {
-          const fm::Result x = run(tr, w, D::kX86, base, &sim_s, &sim_events, k);
-          const fm::Result sw = run(tr, w, D::kStrandWeaver, base, &sim_s, &sim_events, k);
-          const double sp = static_cast<double>(x.cycles) / static_cast<double>(sw.cycles);
-          fig10.push_back({{"workload", w}, {"ops_per_sfr", k}, {"speedup_over_x86", sp},
+          const fm::Result sw = vs.design(w, D::kStrandWeaver, base, k);
+          const fm::Result& x = vs.x86_on(w, D::kStrandWeaver, base, k);
+          const double s10 = static_cast<double>(x.cycles) / static_cast<double>(sw.cycles);
+          fig10.push_back({{"workload", w}, {"ops_per_sfr", k}, {"speedup_over_x86", s10},
                            {"x86_throughput_ops_per_s", x.throughput(base.freq_ghz)},
                            {"strandweaver_throughput_ops_per_s", sw.throughput(base.freq_ghz)}});
-          by_ops_per_sfr[k].push_back(sp);
+          by_ops_per_sfr[k].push_back(s10);
         }
       }
       // Figure 9 (the paper shows SFR only): strand buffers x entries.
@@ -343,9 +394,8 @@ Json paper(const std::string& which, const PaperOpts& o) {
             fm::Config c = base;
             c.set("strand_buffers", nb);
             c.set("strand_entries", ne);
-            const fm::Result r = run(tr, w, D::kStrandWeaver, c, &sim_s, &sim_events);
-            fig9.push_back({{"workload", w}, {"buffers", nb}, {"entries", ne},
-                            {"speedup_over_x86", x86 / static_cast<double>(r.cycles)}});
+            const fm::Result r = vs.design(w, D::kStrandWeaver, c);
+            fig9.push_back({{"workload", w}, {"buffers", nb}, {"entries", ne}, {"speedup_over_x86", vs.speedup(w, r, c)}});
           }
       }
     }
@@ -375,17 +425,13 @@ Json paper(const std::string& which, const PaperOpts& o) {
       Json row;
       row["workload"] = w;
       std::map<D, fm::Result> rs;
-      for (D d : designs) rs[d] = run(tr, w, d, base, &sim_s, &sim_events);
-      const double x86 = static_cast<double>(rs[D::kX86].cycles);
-      for (D d : designs) {
-        Json j = result_json(rs[d], base);
-        j["speedup_over_x86"] = x86 / static_cast<double>(rs[d].cycles);
-        speedups[fm::design_name(d)].push_back(x86 / static_cast<double>(rs[d].cycles));
-        row["designs"].push_back(j);
-      }
-      plus_over_hops.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kHopsPlus].cycles));
+      std::map<D, double> sp;  // over x86 on the same recording: hops on the HOPS one, hops+ and ideal on HOPS+'s
+      row["designs"] = vs.row(w, designs, base, &rs, &sp, &speedups);
+      // HOPS and HOPS+ run different code (software history or not), so
+      // two recordings: each normalised by x86 on its own.
+      plus_over_hops.push_back(sp[D::kHopsPlus] / sp[D::kHops]);
       plus_vs_ideal.push_back(static_cast<double>(rs[D::kHopsPlus].cycles) / static_cast<double>(rs[D::kIdeal].cycles));
-      hops_vs_ideal.push_back(static_cast<double>(rs[D::kHops].cycles) / static_cast<double>(rs[D::kIdeal].cycles));
+      hops_vs_ideal.push_back(sp[D::kIdeal] / sp[D::kHops]);
       fig2.push_back(row);
     }
     Json avg;
@@ -425,7 +471,9 @@ void setup_sim(CLI::App* sub) {
   for (const auto& n : fm::Config::names()) params += " " + n;
   sub->footer("Parameters (StrandWeaver Table I defaults):" + params +
               ". A design replays the trace of its instrumentation (x86: x86; hops, hops+: their own; "
-              "no-persist-queue, strandweaver, non-atomic: strand; ideal: hops+); docs/timing.md.");
+              "no-persist-queue, strandweaver, non-atomic: strand; ideal: hops+); x86 also replays every "
+              "other trace under the Intel mapping, and --paper compares each design with x86 on the same "
+              "recording; docs/timing.md.");
   sub->callback([o, names] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
@@ -471,10 +519,10 @@ void setup_sim(CLI::App* sub) {
     }
     if (ds.empty())
       for (int d = 0; d < fm::kDesigns; ++d)
-        if (t.instrumentation == fm::design_instrumentation(static_cast<fm::Design>(d))) ds.push_back(static_cast<fm::Design>(d));
+        if (fm::design_replays(static_cast<fm::Design>(d), t.instrumentation)) ds.push_back(static_cast<fm::Design>(d));
     Json out = Json::array();
     for (fm::Design d : ds) {
-      if (t.instrumentation != fm::design_instrumentation(d))
+      if (!fm::design_replays(d, t.instrumentation))
         std::fprintf(stderr, "ferrite sim: warning: design %s expects a %s-instrumented trace; this one is %s\n",
                      fm::design_name(d), fm::design_instrumentation(d), t.instrumentation.c_str());
       const auto t0 = std::chrono::steady_clock::now();
@@ -492,6 +540,9 @@ void setup_sim(CLI::App* sub) {
         for (int k = 0; k < fm::kStalls; ++k)
           std::printf(" %s=%llu", fm::stall_name(static_cast<fm::Stall>(k)),
                       static_cast<unsigned long long>(r.stalls[static_cast<std::size_t>(k)]));
+        std::printf("  evictions=%llu (ordered %llu) snoop-waits=%llu",
+                    static_cast<unsigned long long>(r.evictions), static_cast<unsigned long long>(r.ordered_evictions),
+                    static_cast<unsigned long long>(r.snoop_waits));
         std::printf("  (%.1f M events/s)\n", s > 0 ? static_cast<double>(r.events) / s / 1e6 : 0.0);
       }
     }

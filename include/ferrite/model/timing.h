@@ -43,6 +43,13 @@
 //   ideal         HOPS+ Figure 2's "ideal": the HOPS+-instrumented code with
 //                 every write-back elided (stores reach the cache only, no
 //                 fence waits) — its logging without any persist cost.
+// Every design: each core has an L1 (Table I's 32 kB, 2-way) of the pool
+// lines it stored to; a store that misses evicts the set's LRU line, a dirty
+// one through the write-back buffer; a store to a line another core holds
+// takes it away (read-exclusive). The strand designs add StrandWeaver §IV's
+// two rules: a dirty eviction leaves the write-back buffer, and a
+// read-exclusive request for a dirty line is answered from the snoop
+// buffer, only once every strand buffer drained to its tail at that time.
 // Every design: a lock acquire is a locked RMW that drains the store queue;
 // a lock is available to the next acquirer when the release store leaves
 // the store queue (Config::recorded_lock_order: who that acquirer is).
@@ -68,6 +75,16 @@ const char* design_name(Design d);
 bool parse_design(std::string_view name, Design* out);
 // The instrumentation a design's trace comes from (model/trace.h header).
 const char* design_instrumentation(Design d);
+// Can `d` replay a trace of `instrumentation`? Its own, and x86 every
+// instrumentation's: the logging library's x86 code is its HOPS code under
+// persist.h's Intel mapping (each store followed by a clwb of its line,
+// ofence and dfence sfences; the x86 design issues those clwbs itself) and
+// its strand code under the same mapping (persist barrier and JoinStrand
+// sfences, NewStrand nothing) — the same events as an x86 recording, in
+// the same order (measured). So each design can be compared with x86 on
+// one recorded interleaving (docs/timing.md, "One recording per
+// comparison").
+bool design_replays(Design d, std::string_view instrumentation);
 
 // Table I of the StrandWeaver paper, each parameter sweepable by name
 // (`ferrite sim --config name=value`). Latencies in ns, sizes in entries.
@@ -78,7 +95,19 @@ struct Config {
   double strand_buffers = 4;      // §VI-A: four strand buffers ...
   double strand_entries = 4;      // ... of four entries
   double persist_buffer = 32;     // HOPS persist buffer entries per core
-  double writeback_buffer = 16;   // outstanding write-backs per core (x86 clwbs)
+  // The L1's write-back buffer (StrandWeaver §IV "Managing cache
+  // writebacks", Fig. 3 "WB"): in-flight writebacks of dirty lines — x86
+  // clwb flushes and, in every design, dirty lines evicted from the L1
+  // (to the L2). A full buffer holds the fill that would evict. Its size is
+  // not in Table I.
+  double writeback_buffer = 16;
+  // StrandWeaver §IV "Enabling inter-thread persist order", Fig. 3: incoming
+  // read-exclusive requests for dirty L1 lines wait here (strand designs)
+  // until the strand buffers drain to the tails recorded on arrival. A full
+  // buffer holds later requests. Not in Table I.
+  double snoop_buffer = 8;
+  double l1_kb = 32;              // Table I: D-cache 32 kB, 2-way, 64-B lines
+  double l1_ways = 2;
   double wpq = 64;                // Table I: 64-entry PM write queue (ADR domain)
   // Writes the media performs at once: not in Table I. Its model [58] is
   // Izraelevitz et al.'s Optane characterization, whose six interleaved
@@ -116,6 +145,13 @@ struct Result {
   std::array<std::uint64_t, kStalls> stalls{};  // summed over cores
   std::uint64_t stall_total() const;
   std::uint64_t writebacks = 0;  // lines sent to the memory controller
+  // The L1 (docs/timing.md "Evictions and snoops"): dirty lines evicted
+  // through the write-back buffer; of those, the ones whose writeback
+  // waited for the strand buffers; coherence requests for dirty lines that
+  // waited in the owner's snoop buffer for its strand buffers.
+  std::uint64_t evictions = 0;
+  std::uint64_t ordered_evictions = 0;
+  std::uint64_t snoop_waits = 0;
   std::uint64_t events = 0;
   std::uint64_t ops = 0;
   double seconds(double freq_ghz) const { return static_cast<double>(cycles) / (freq_ghz * 1e9); }
