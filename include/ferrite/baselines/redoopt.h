@@ -191,13 +191,15 @@ class RedoOpt {
       std::memset(h, 0, sizeof(RedoOptRegion));
       h->magic = RedoOptRegion::kMagic;
       h->used = kRedoOptHeaderBytes;
-      std::memset(r[0] + (bytes - bytes / 64), 0, 64);  // the header line's pointer bits
-      // PERSIST: replica 0's header and its bitmap line before the root
-      // naming it (create_root's pfence orders them; its publish makes all
-      // durable). CRASH: before the root is published no root marks the
-      // blocks: the pool's recovery frees them.
+      // Replica 0's pointer bitmap is left as the heap gave it: a bit
+      // matters only for a word below `used` holding an address inside the
+      // replica, and every such word is stored through the interposition,
+      // which sets or clears its bit (the header holds no addresses).
+      // PERSIST: replica 0's header before the root naming it (create_root's
+      // pfence orders it; its publish makes all durable). CRASH: before the
+      // root is published no root marks the blocks: the pool's recovery
+      // frees them.
       persist::pwb(h, sizeof(RedoOptRegion));
-      persist::pwb(r[0] + (bytes - bytes / 64), 64);
       root_ = pool.create_root<RedoOptRoot>(name, p.replicas, static_cast<std::uint64_t>(bytes), r);
     }
     n_ = static_cast<int>(root_->replicas);
