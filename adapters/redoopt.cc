@@ -14,39 +14,12 @@ namespace fa = ferrite::adapters;
 namespace fb = ferrite::baselines;
 namespace op = ferrite::op;
 
-constexpr int kReplicas = 3;
-
-// Bytes per replica: an eighth of the pool (three replicas: three eighths),
+// Three replicas (RedoOptObject's default) of an eighth of the pool each,
 // in whole 64 KiB chunks — 256 KiB in the crash campaigns' 2 MiB pools,
 // 32 MiB in the bench's 256 MiB ones. A whole copy copies the used part.
-std::size_t region_bytes(const ferrite::pmem::Pool& pool) {
-  return std::max<std::size_t>(pool.size() / 8 / (std::size_t{64} << 10), 1) * (std::size_t{64} << 10);
-}
-
 template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults>
-struct RedoOpt {
-  using Obj = fb::RedoOptObject<S, F>;
-  using Handle = std::unique_ptr<Obj>;
-  static constexpr op::Abstract kAbstract = A;
-  static constexpr bool kDetectable = false;
+using RedoOpt = fa::SeqPtm<fb::RedoOptObject<S, F>, A, 8>;
 
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return std::make_unique<Obj>(*pool, s.name, fb::SeqParams{s.threads, s.value_size, s.heap_capacity},
-                                 region_bytes(*pool), kReplicas);
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
-  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    return fa::pair_apply(A, o, [&](bool ins, std::int64_t arg, std::int64_t* out) { return h->apply(tid, ins, arg, out); });
-  }
-  static std::vector<std::int64_t> observe(Handle& h) { return h->snapshot(); }
-  static op::Op next_op(int tid, std::uint64_t& rng, fa::Workload& w) {
-    if constexpr (A == op::Abstract::kRegister) return w.next_op(A, tid, rng);
-    else return fa::pair_workload(A, tid, rng, w);
-  }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
-};
-
-using fa::Origin;
 constexpr auto kSt = op::Abstract::kStack;
 constexpr auto kQu = op::Abstract::kQueue;
 constexpr auto kPq = op::Abstract::kPriorityQueue;
@@ -73,12 +46,10 @@ constexpr const char* kNoReplicaFence = "no pfence between the replica's write-b
 constexpr const char* kNoCommitSync = "no psync after curComb is written back (C7)";
 
 fa::Registration reg(const char* technique, const char* description) {
-  return {.technique = technique, .subject = technique, .family = "redoopt", .origin = Origin::kCompetitor,
-          .description = description};
+  return fa::competitor("redoopt", technique, description);
 }
 fa::Registration broken(const char* technique, const char* variant, const char* description) {
-  return {.technique = technique, .subject = technique, .variant = variant, .family = "redoopt",
-          .origin = Origin::kCompetitor, .broken = true, .description = description};
+  return fa::broken_competitor("redoopt", technique, variant, description);
 }
 
 }  // namespace

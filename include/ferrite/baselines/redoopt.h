@@ -106,6 +106,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ferrite/baselines/flat_combining.h"
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/baselines/seq_objects.h"
 #include "ferrite/persist/persist.h"
@@ -172,7 +173,7 @@ class RedoOpt {
   static constexpr std::size_t kRing = 8;  // redo logs kept (batches)
 
   RedoOpt(pmem::Pool& pool, std::string_view name, const RedoOptParams& p)
-      : max_(check(p.max_threads)), reading_(static_cast<std::size_t>(max_)), fc_(static_cast<std::size_t>(max_)) {
+      : fc_(p.max_threads, "RedoOpt"), max_(fc_.max_threads()), reading_(static_cast<std::size_t>(max_)) {
     if (pool.has_root(name)) {
       root_ = pool.root<RedoOptRoot>(name);
     } else {
@@ -229,22 +230,9 @@ class RedoOpt {
   void update(int tid, F&& fn) {
     check_tid(tid, max_, "RedoOpt");
     Request req{&invoke<F>, &fn, {}};
-    Slot& me = fc_[static_cast<std::size_t>(tid)].value;
-    // ORDER: release publishes req (and fn's captures) to the combiner.
-    me.req.store(&req, std::memory_order_release);
-    std::uint32_t spins = 0;
-    for (;;) {
-      if (try_lock()) break;
-      // ORDER: acquire pairs with the combiner's release (C8).
-      if (me.req.load(std::memory_order_acquire) == nullptr) {
-        if (req.error) std::rethrow_exception(req.error);
-        return;
-      }
-      backoff(spins);
-    }
-    combine();
-    unlock();
-    if (req.error) std::rethrow_exception(req.error);
+    // Served by a combiner (C8 released it: fn's effects and req.error are
+    // visible), or we took the lock and serve every announced request.
+    fc_.submit(tid, &req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
   }
 
   // A read-only operation: fn(k) on the replica curComb names.
@@ -279,13 +267,7 @@ class RedoOpt {
   template <class F>
   void transaction(F&& fn) {
     Request req{&invoke<F>, &fn, {}};
-    std::uint32_t spins = 0;
-    while (!try_lock()) backoff(spins);
-    persist::note_acquired(&lock_.value);
-    Request* one = &req;
-    run_batch(&one, 1);
-    unlock();
-    if (req.error) std::rethrow_exception(req.error);
+    fc_.alone(&req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
   }
 
   // ---- inside an update only (the combiner), on replica k == the batch's
@@ -371,19 +353,13 @@ class RedoOpt {
   // in this process (the replica-reuse optimisation at work).
   std::uint64_t lines_replayed() const { return replayed_.load(std::memory_order_relaxed); }
   std::uint64_t copies() const { return copies_.load(std::memory_order_relaxed); }
-  double combining_degree() const {
-    const auto b = batches_.load(std::memory_order_relaxed);
-    return b == 0 ? 0.0 : static_cast<double>(served_.load(std::memory_order_relaxed)) / static_cast<double>(b);
-  }
+  double combining_degree() const { return fc_.combining_degree(); }
 
  private:
   struct Request {
     void (*run)(void*, int);
     void* fn;
     std::exception_ptr error;
-  };
-  struct Slot {
-    std::atomic<Request*> req{nullptr};
   };
   struct ReplicaState {
     std::uint64_t seq = 0;  // the state the replica holds, if valid
@@ -403,25 +379,7 @@ class RedoOpt {
   static void invoke(void* f, int k) {
     (*static_cast<std::remove_reference_t<F>*>(f))(k);
   }
-  static int check(int n) {
-    if (n <= 0 || n > kMaxThreads) throw std::invalid_argument("RedoOpt: max_threads must be in [1, 256]");
-    return n;
-  }
-  static void backoff(std::uint32_t& spins) {
-    sync::spin_wait();  // a scheduling point in crash campaigns
-    if (++spins < 256) sync::cpu_relax();
-    else std::this_thread::yield();
-  }
-  bool try_lock() {
-    bool f = false;
-    return !lock_.value.load(std::memory_order_relaxed) &&
-           lock_.value.compare_exchange_strong(f, true, std::memory_order_acquire);
-  }
-  void unlock() {
-    persist::note_releasing(&lock_.value);
-    // ORDER: release publishes the volatile replica state and logs.
-    lock_.value.store(false, std::memory_order_release);
-  }
+  static void backoff(std::uint32_t& spins) { FlatCombining<Request>::backoff(spins); }
   RedoOptRegion& header(int k) const { return *reinterpret_cast<RedoOptRegion*>(base(k)); }
   std::uint64_t used_of(int k) const {
     const RedoOptRegion& h = header(k);
@@ -492,17 +450,6 @@ class RedoOpt {
     mark_dirty(e.line);
   }
 
-  void combine() {
-    persist::note_acquired(&lock_.value);
-    batch_.clear();
-    for (auto& s : fc_) {
-      // ORDER: acquire pairs with the announcer's release.
-      if (Request* r = s.value.req.load(std::memory_order_acquire)) batch_.push_back(r);
-    }
-    if (batch_.empty()) return;
-    run_batch(batch_.data(), batch_.size());
-  }
-
   // C2: a replica other than cur with no reader on it, the fewest batches
   // behind (an invalid one last).
   int pick(int cur) {
@@ -570,7 +517,7 @@ class RedoOpt {
       state_[static_cast<std::size_t>(work_)].valid = false;
       clear_marks();
       for (std::size_t i = 0; i < n; ++i) reqs[i]->error = failed;
-      release_all(reqs, n);
+      fc_.release(reqs, n);
       return;
     }
     // C5. PERSIST: every changed line of the working replica, ordered
@@ -597,7 +544,7 @@ class RedoOpt {
     // ORDER: release: readers of s+1 wait for it (read()).
     durable_seq_.store(s + 1, std::memory_order_release);
     // C8.
-    release_all(reqs, n);
+    fc_.release(reqs, n);
   }
 
   void clear_marks() {
@@ -607,26 +554,15 @@ class RedoOpt {
     op_lines_.clear();
   }
 
-  void release_all(Request* const* reqs, std::size_t n) {
-    for (auto& s : fc_) {
-      Request* r = s.value.req.load(std::memory_order_relaxed);  // relaxed: only we clear it
-      if (r != nullptr && std::find(reqs, reqs + n, r) != reqs + n)
-        // ORDER: release publishes fn's effects to the announcer.
-        s.value.req.store(nullptr, std::memory_order_release);
-    }
-    // Relaxed: statistics, read after the run.
-    batches_.store(batches_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    served_.store(served_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  }
-
+  FlatCombining<Request> fc_;  // announcements and the combiner lock (its
+                               // unlock publishes the volatile replica state
+                               // and logs to the next combiner)
   int max_;
   RedoOptRoot* root_ = nullptr;
   int n_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t bitmap_off_ = 0;
   std::vector<sync::CachePadded<std::atomic<std::uint32_t>>> reading_;  // replica + 1 a reader is on, 0: none
-  std::vector<sync::CachePadded<Slot>> fc_;                            // flat-combining announcements
-  sync::CachePadded<std::atomic<bool>> lock_{false};
   std::atomic<std::uint64_t> durable_seq_{0};
   // Lock holder only.
   int work_ = -1;
@@ -634,8 +570,7 @@ class RedoOpt {
   std::array<BatchLog, kRing> ring_{};
   std::vector<std::uint64_t> dirty_bits_, op_bits_;
   std::vector<std::uint64_t> dirty_, op_lines_;
-  std::vector<Request*> batch_;
-  std::atomic<std::uint64_t> batches_{0}, served_{0}, replayed_{0}, copies_{0};
+  std::atomic<std::uint64_t> replayed_{0}, copies_{0};
 };
 
 // The pool's recover hook: nothing to repair (see "Recovery"); every
