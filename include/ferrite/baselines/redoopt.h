@@ -4,13 +4,13 @@
 //
 // Paper: Andreia Correia, Pascal Felber, Pedro Ramalhete, "Persistent Memory
 // and the Rise of Universal Constructions", EuroSys 2020. The paper builds
-// CX-PUC and CX-PTM (Section 4) on the CX universal construction, then
-// Redo-PTM and its optimised variant RedoOpt (Section 5: "Redo-PTM" and
-// "RedoOpt"), whose figures compare them with RomulusLog, OneFile and PMDK.
-// Implemented from the paper's description; the public reference code
+// CX-PUC and CX-PTM on the CX universal construction, then Redo-PTM and its
+// optimised variant RedoOpt, and compares them with RomulusLog, OneFile and
+// PMDK. Implemented from the paper's description; the public reference code
 // (pramalhe/RedoDB, ptms/redoopt) was read to settle details, never copied.
-// The paper's text is not among the repository's sources, so its pseudo-code
-// lines are not cited; the steps C1–C8 below are ours, in the paper's order.
+// The paper's text is not among the repository's sources, so its section,
+// algorithm and line numbers are not cited; the steps C1–C8 below are ours,
+// in the order the paper describes them.
 //
 // What it is. The object lives in R replicas (R >= 2, a small pool: not one
 // per thread) in the Ferrite pool. A persistent word, curComb, names the
