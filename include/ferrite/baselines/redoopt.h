@@ -426,7 +426,9 @@ class RedoOpt {
     LogLine e{l, 0, {}};
     const std::uint8_t* b = base(k);
     std::memcpy(e.w, b + l * 64, 64);
-    e.mask = b[bitmap_off_ + l];  // the bitmap byte of line l: its 8 words
+    // The bitmap byte of line l: its 8 words. The bitmap's own lines hold
+    // no pointers (their bits are never maintained: 0).
+    e.mask = l < bitmap_off_ / 64 ? b[bitmap_off_ + l] : 0;
     for (int i = 0; i < 8; ++i) {
       if ((e.mask & (1u << i)) == 0 || e.w[i] == 0) continue;
       const auto v = static_cast<std::uintptr_t>(e.w[i]), lo = reinterpret_cast<std::uintptr_t>(b);
