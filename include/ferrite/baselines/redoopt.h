@@ -523,7 +523,8 @@ class RedoOpt {
       return;
     }
     // C5. PERSIST: every changed line of the working replica, ordered
-    // before curComb names it.
+    // before curComb names it. CRASH: anywhere in C2–C6 curComb still names
+    // (s, cur); the working replica, torn or not, is never read after it.
     std::uint8_t* b = base(work_);
     for (std::uint64_t l : dirty_) persist::pwb(b + l * 64);
     if constexpr ((Faults & kRedoOptNoReplicaFence) == 0) persist::pfence();
