@@ -4,9 +4,13 @@
 // vocabulary into their insert/remove calls.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "adapter.h"
+#include "ferrite/baselines/seq_objects.h"
 
 namespace ferrite::adapters {
 
@@ -33,6 +37,47 @@ op::Response pair_apply(op::Abstract a, const op::Op& o, Call&& call) {
   }
   if (o.kind == op::remove_kind(a)) return call(false, 0, &v) ? op::Response::of(v) : op::Response::none();
   unsupported(std::string(op::abstract_name(a)).c_str(), o);
+}
+
+// A PTM-style competitor holding one seq_objects.h object (romulus-*,
+// redoopt-*): Obj(pool, name, SeqParams, region_bytes) with apply/snapshot/
+// combining_degree. Its region (per copy or replica) is 1/PoolFraction of
+// the pool, in whole 64 KiB chunks.
+template <class Obj, op::Abstract A, std::size_t PoolFraction>
+struct SeqPtm {
+  using Handle = std::unique_ptr<Obj>;
+  static constexpr op::Abstract kAbstract = A;
+  static constexpr bool kDetectable = false;
+
+  static std::size_t region_bytes(const pmem::Pool& pool) {
+    constexpr std::size_t kChunk = std::size_t{64} << 10;
+    return std::max<std::size_t>(pool.size() / PoolFraction / kChunk, 1) * kChunk;
+  }
+  static Handle create(pmem::Pool* pool, const Setup& s) {
+    return std::make_unique<Obj>(*pool, s.name, baselines::SeqParams{s.threads, s.value_size, s.heap_capacity},
+                                 region_bytes(*pool));
+  }
+  static Handle attach(pmem::Pool& pool, const Setup& s) { return create(&pool, s); }
+  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
+    return pair_apply(A, o, [&](bool ins, std::int64_t arg, std::int64_t* out) { return h->apply(tid, ins, arg, out); });
+  }
+  static std::vector<std::int64_t> observe(Handle& h) { return h->snapshot(); }
+  static op::Op next_op(int tid, std::uint64_t& rng, Workload& w) {
+    if constexpr (A == op::Abstract::kRegister) return w.next_op(A, tid, rng);
+    else return pair_workload(A, tid, rng, w);
+  }
+  static double combining_degree(const Handle& h) { return h->combining_degree(); }
+};
+
+// Registrations of a competitor family: a correct one, a broken variant.
+inline Registration competitor(const char* family, const char* technique, const char* description) {
+  return {.technique = technique, .subject = technique, .family = family, .origin = Origin::kCompetitor,
+          .description = description};
+}
+inline Registration broken_competitor(const char* family, const char* technique, const char* variant,
+                                      const char* description) {
+  return {.technique = technique, .subject = technique, .variant = variant, .family = family,
+          .origin = Origin::kCompetitor, .broken = true, .description = description};
 }
 
 }  // namespace ferrite::adapters

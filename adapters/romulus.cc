@@ -18,34 +18,9 @@ namespace op = ferrite::op;
 // Bytes per copy: a fifth of the pool (both copies: two fifths), in whole
 // 64 KiB chunks — 384 KiB in the crash campaigns' 2 MiB pools, ~51 MiB in
 // the bench's 256 MiB ones. Recovery copies only the used part.
-std::size_t region_bytes(const ferrite::pmem::Pool& pool) {
-  return std::max<std::size_t>(pool.size() / 5 / (std::size_t{64} << 10), 1) * (std::size_t{64} << 10);
-}
-
 template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults>
-struct Romulus {
-  using Obj = fb::RomulusObject<S, F>;
-  using Handle = std::unique_ptr<Obj>;
-  static constexpr op::Abstract kAbstract = A;
-  static constexpr bool kDetectable = false;
+using Romulus = fa::SeqPtm<fb::RomulusObject<S, F>, A, 5>;
 
-  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return std::make_unique<Obj>(*pool, s.name, fb::SeqParams{s.threads, s.value_size, s.heap_capacity},
-                                 region_bytes(*pool));
-  }
-  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
-  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    return fa::pair_apply(A, o, [&](bool ins, std::int64_t arg, std::int64_t* out) { return h->apply(tid, ins, arg, out); });
-  }
-  static std::vector<std::int64_t> observe(Handle& h) { return h->snapshot(); }
-  static op::Op next_op(int tid, std::uint64_t& rng, fa::Workload& w) {
-    if constexpr (A == op::Abstract::kRegister) return w.next_op(A, tid, rng);
-    else return fa::pair_workload(A, tid, rng, w);
-  }
-  static double combining_degree(const Handle& h) { return h->combining_degree(); }
-};
-
-using fa::Origin;
 constexpr auto kSt = op::Abstract::kStack;
 constexpr auto kQu = op::Abstract::kQueue;
 constexpr auto kPq = op::Abstract::kPriorityQueue;
@@ -71,12 +46,10 @@ constexpr const char* kNoMutatingFence = "no pfence after MUTATING is written ba
 constexpr const char* kEarlyIdle = "no fence between the back copy's write-backs and IDLE / the next MUTATING (R8)";
 
 fa::Registration reg(const char* technique, const char* description) {
-  return {.technique = technique, .subject = technique, .family = "romulus", .origin = Origin::kCompetitor,
-          .description = description};
+  return fa::competitor("romulus", technique, description);
 }
 fa::Registration broken(const char* technique, const char* variant, const char* description) {
-  return {.technique = technique, .subject = technique, .variant = variant, .family = "romulus",
-          .origin = Origin::kCompetitor, .broken = true, .description = description};
+  return fa::broken_competitor("romulus", technique, variant, description);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // semantics of the four objects inside its transactions, the twin copies,
 // the in-region allocator, rollback of a failed batch, a clean restart, and
 // recovery from each value of the state word (the crash campaigns in
-// romulus_crash_test.cc cover the crashes themselves).
+// ptm_crash_test.cc cover the crashes themselves).
 #include <gtest/gtest.h>
 
 #include <bit>

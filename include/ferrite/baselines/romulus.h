@@ -100,6 +100,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ferrite/baselines/flat_combining.h"
 #include "ferrite/baselines/persistent_common.h"
 #include "ferrite/baselines/seq_objects.h"
 #include "ferrite/persist/persist.h"
@@ -228,7 +229,7 @@ class RomulusLog {
   // Attaches to the RomulusLog under root `name` (the pool recovered it when
   // it opened), or creates one with two copies of p.region_bytes.
   RomulusLog(pmem::Pool& pool, std::string_view name, const RomulusParams& p)
-      : max_(check(p.max_threads)), readers_(static_cast<std::size_t>(max_)), fc_(static_cast<std::size_t>(max_)) {
+      : fc_(p.max_threads, "RomulusLog"), max_(fc_.max_threads()), readers_(static_cast<std::size_t>(max_)) {
     if (pool.has_root(name)) {
       root_ = pool.root<RomulusRoot>(name);
       romulus_recover(root_);  // done by the pool's hook already: idempotent
@@ -268,24 +269,9 @@ class RomulusLog {
   void update(int tid, F&& fn) {
     check_tid(tid, max_, "RomulusLog");
     Request req{&invoke<F>, &fn, {}};
-    Slot& me = fc_[static_cast<std::size_t>(tid)].value;
-    // ORDER: release publishes req (and fn's captures) to the combiner.
-    me.req.store(&req, std::memory_order_release);
-    std::uint32_t spins = 0;
-    for (;;) {
-      if (try_lock_writer()) break;
-      // ORDER: acquire pairs with the combiner's release (R6): fn's effects
-      // and req.error are visible.
-      if (me.req.load(std::memory_order_acquire) == nullptr) {
-        if (req.error) std::rethrow_exception(req.error);
-        return;
-      }
-      backoff(spins);
-    }
-    combine();
-    unlock_writer();
-    // Our request was in this batch, or an earlier combiner served it.
-    if (req.error) std::rethrow_exception(req.error);
+    // Served by a combiner (R6 released it: fn's effects and req.error are
+    // visible), or we hold the writer lock and serve every announced one.
+    fc_.submit(tid, &req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
   }
 
   // A read-only transaction on main (C-RW-WP reader side).
@@ -299,9 +285,9 @@ class RomulusLog {
       // seq_cst lock CAS then seq_cst loads of the indicators (Dekker): a
       // reader inside main is seen by the writer, or sees the writer.
       ri.store(1, std::memory_order_seq_cst);
-      if (!writer_.value.load(std::memory_order_seq_cst)) break;
+      if (!fc_.flag().load(std::memory_order_seq_cst)) break;
       ri.store(0, std::memory_order_relaxed);  // relaxed: we read nothing yet
-      while (writer_.value.load(std::memory_order_acquire)) backoff(spins);
+      while (fc_.flag().load(std::memory_order_acquire)) backoff(spins);
     }
     struct Depart {
       std::atomic<std::uint64_t>& ri;
@@ -316,11 +302,7 @@ class RomulusLog {
   template <class F>
   void transaction(F&& fn) {
     Request req{&invoke<F>, &fn, {}};
-    std::uint32_t spins = 0;
-    while (!try_lock_writer()) backoff(spins);
-    run_batch(&req, 1);
-    unlock_writer();
-    if (req.error) std::rethrow_exception(req.error);
+    fc_.alone(&req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
   }
 
   // ---- inside a write transaction only (the writer-lock holder)
@@ -398,10 +380,7 @@ class RomulusLog {
   // IDLE and quiescent: the copies agree on the used bytes.
   bool copies_agree() const { return std::memcmp(main_, back_, header().used) == 0; }
   // Transactions per batch (flat combining), since creation in this process.
-  double combining_degree() const {
-    const auto b = batches_.load(std::memory_order_relaxed);
-    return b == 0 ? 0.0 : static_cast<double>(served_.load(std::memory_order_relaxed)) / static_cast<double>(b);
-  }
+  double combining_degree() const { return fc_.combining_degree(); }
 
  private:
   struct Request {
@@ -409,55 +388,17 @@ class RomulusLog {
     void* fn;
     std::exception_ptr error;
   };
-  struct Slot {
-    std::atomic<Request*> req{nullptr};
-  };
   template <class F>
   static void invoke(void* f) {
     (*static_cast<std::remove_reference_t<F>*>(f))();
   }
-  static int check(int n) {
-    if (n <= 0 || n > kMaxThreads) throw std::invalid_argument("RomulusLog: max_threads must be in [1, 256]");
-    return n;
-  }
-  static void backoff(std::uint32_t& spins) {
-    sync::spin_wait();  // a scheduling point in crash campaigns
-    if (++spins < 256) sync::cpu_relax();
-    else std::this_thread::yield();
-  }
-  bool try_lock_writer() {
-    bool f = false;
-    // ORDER: seq_cst CAS (C-RW-WP): see read().
-    return !writer_.value.load(std::memory_order_relaxed) &&
-           writer_.value.compare_exchange_strong(f, true, std::memory_order_seq_cst);
-  }
-  void unlock_writer() {
-    persist::note_releasing(&writer_.value);
-    // ORDER: release publishes main (and the state) to the next holder and
-    // to readers.
-    writer_.value.store(false, std::memory_order_release);
-  }
+  static void backoff(std::uint32_t& spins) { FlatCombining<Request>::backoff(spins); }
   RomulusRegion& header() const { return *reinterpret_cast<RomulusRegion*>(main_); }
 
-  // The lock holder: one batch of every announced request.
-  void combine() {
-    persist::note_acquired(&writer_.value);
-    batch_.clear();
-    for (auto& s : fc_) {
-      // ORDER: acquire pairs with the announcer's release.
-      if (Request* r = s.value.req.load(std::memory_order_acquire)) batch_.push_back(r);
-    }
-    if (batch_.empty()) return;
-    run_batch(batch_.data(), batch_.size());
-  }
-
-  // R1–R9 for `n` requests.
-  template <class Req>
-  void run_batch(Req* reqs, std::size_t n) {
-    auto get = [&](std::size_t i) -> Request& {
-      if constexpr (std::is_pointer_v<Req>) return *reqs[i];
-      else return reqs[i];
-    };
+  // R1–R9 for `n` requests (the writer-lock holder; the flat combining's
+  // unlock releases main and the state to the next holder and to readers).
+  void run_batch(Request* const* reqs, std::size_t n) {
+    auto get = [&](std::size_t i) -> Request& { return *reqs[i]; };
     // R1. PERSIST: MUTATING is durable before any store to main can reach
     // the media. CRASH: after it, recovery rolls main back to back.
     root_->state = RomulusRoot::kMutating;
@@ -481,7 +422,7 @@ class RomulusLog {
     if (failed) {
       abort_batch();
       for (std::size_t i = 0; i < n; ++i) get(i).error = failed;
-      release_all(reqs, n);
+      fc_.release(reqs, n);
       return;
     }
     // R4. PERSIST: main's modified lines, ordered before COPYING.
@@ -493,7 +434,7 @@ class RomulusLog {
     persist::pwb(&root_->state);
     persist::psync();
     // R6.
-    release_all(reqs, n);
+    fc_.release(reqs, n);
     // R7. back := main on the logged lines. CRASH: a torn or partial copy
     // is repaired by recovery (COPYING is durable: main is copied again).
     for (std::uint32_t l : dirty_) {
@@ -533,35 +474,17 @@ class RomulusLog {
     persist::psync();
   }
 
-  template <class Req>
-  void release_all(Req* reqs, std::size_t n) {
-    if constexpr (std::is_pointer_v<Req>) {
-      for (auto& s : fc_) {
-        Request* r = s.value.req.load(std::memory_order_relaxed);  // relaxed: only we clear it
-        if (r != nullptr && std::find(reqs, reqs + n, r) != reqs + n)
-          // ORDER: release publishes fn's effects to the announcer.
-          s.value.req.store(nullptr, std::memory_order_release);
-      }
-      // Relaxed: statistics, read after the run.
-      batches_.store(batches_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      served_.store(served_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-  }
-
+  FlatCombining<Request> fc_;  // announcements and the writer lock
   int max_;
   RomulusRoot* root_ = nullptr;
   std::uint8_t* main_ = nullptr;
   std::uint8_t* back_ = nullptr;
   std::uint64_t bytes_ = 0;
   std::vector<sync::CachePadded<std::atomic<std::uint64_t>>> readers_;  // C-RW-WP reader indicators
-  std::vector<sync::CachePadded<Slot>> fc_;                            // flat-combining announcements
-  sync::CachePadded<std::atomic<bool>> writer_{false};
   // Lock holder only: the volatile log (one bit per line of the region, and
   // the lines in the order first logged) and the batch being combined.
   std::vector<std::uint64_t> dirty_bits_;
   std::vector<std::uint32_t> dirty_;
-  std::vector<Request*> batch_;
-  std::atomic<std::uint64_t> batches_{0}, served_{0};
 };
 
 // The storage policy of seq_objects.h for objects inside a RomulusLog

@@ -1,5 +1,6 @@
-// RomulusLog under 2-4 threads (include/ferrite/baselines/romulus.h): the
-// flat-combined writers and the C-RW-WP readers. Conservation for the stack,
+// RomulusLog (include/ferrite/baselines/romulus.h: flat-combined writers,
+// C-RW-WP readers) and RedoOpt (redoopt.h: a combiner on a replica of its
+// own, readers on curComb's replica) under 2-4 threads. Conservation for the stack,
 // queue (plus per-producer FIFO) and heap; the float's product is exact (all
 // factors are powers of two) and its readers see only committed values.
 // Runs under TSan (label stress).
@@ -15,6 +16,7 @@
 #include "common/conservation.h"
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "ferrite/baselines/redoopt.h"
 #include "ferrite/baselines/romulus.h"
 #include "ferrite/baselines/seq_objects.h"
 
@@ -27,6 +29,21 @@ namespace {
 constexpr std::size_t kRegion = std::size_t{8} << 20;
 fb::SeqParams params(int threads) { return {threads, 8, 1 << 16}; }
 
+// Quiescent: RomulusLog's copies agree; RedoOpt committed batches, bringing
+// replicas up to date by redo logs.
+template <template <unsigned, class> class S>
+void quiescent(fb::RomulusObject<S>& o) {
+  EXPECT_EQ(o.ptm().state(), fb::RomulusRoot::kIdle);
+  EXPECT_TRUE(o.ptm().copies_agree());
+}
+template <template <unsigned, class> class S>
+void quiescent(fb::RedoOptObject<S>& o) {
+  EXPECT_GT(o.ptm().seq(), 0u);
+  // A replica a long reader held may have missed more batches than the log
+  // ring keeps (then it is copied): logs serve the rest.
+  EXPECT_GT(o.ptm().lines_replayed(), 0u);
+}
+
 template <class Obj>
 void conservation(const char* tag, int threads, bool fifo) {
   TempPool pool(tag, std::size_t{64} << 20);
@@ -38,31 +55,16 @@ void conservation(const char* tag, int threads, bool fifo) {
         obj.apply(t, true, v, &out);
       },
       [&](int t, std::uint64_t, std::int64_t* out) { return obj.apply(t, false, 0, out); }, fifo);
-  EXPECT_EQ(obj.ptm().state(), fb::RomulusRoot::kIdle);
-  EXPECT_TRUE(obj.ptm().copies_agree());
-}
-
-}  // namespace
-
-class RomulusStress : public ::testing::TestWithParam<int> {};
-
-TEST_P(RomulusStress, StackConservesItsElements) {
-  conservation<fb::RomulusObject<fb::SeqStack>>("rom-st", GetParam(), false);
-}
-TEST_P(RomulusStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::RomulusObject<fb::SeqQueue>>("rom-qu", GetParam(), true);
-}
-TEST_P(RomulusStress, HeapConservesItsElements) {
-  conservation<fb::RomulusObject<fb::SeqHeap>>("rom-hp", GetParam(), false);
+  quiescent(obj);
 }
 
 // Writers (half the threads) multiply by powers of two while readers read:
 // the final value is exactly 2^(doublings - halvings), and every value a
 // reader sees is a power of two (a committed value, never a torn one).
-TEST_P(RomulusStress, FloatReadersSeeOnlyCommittedValues) {
-  const int threads = GetParam();
-  TempPool pool("rom-fl", std::size_t{16} << 20);
-  fb::RomulusObject<fb::SeqFloat> f(*pool, "f", params(threads), std::size_t{1} << 20);
+template <class Float>
+void float_readers(const char* tag, int threads) {
+  TempPool pool(tag, std::size_t{16} << 20);
+  Float f(*pool, "f", params(threads), std::size_t{1} << 20);
   const int per = scaled(2000, 100);
   const int writers = threads / 2;
   std::atomic<int> bad{0};
@@ -94,8 +96,41 @@ TEST_P(RomulusStress, FloatReadersSeeOnlyCommittedValues) {
   std::int64_t v = 0;
   f.apply(0, false, 0, &v);
   EXPECT_EQ(std::bit_cast<double>(v), std::ldexp(1.0, writers * (twos - halves)));
-  EXPECT_TRUE(f.ptm().copies_agree());
+  quiescent(f);
+}
+
+}  // namespace
+
+class RomulusStress : public ::testing::TestWithParam<int> {};
+TEST_P(RomulusStress, StackConservesItsElements) {
+  conservation<fb::RomulusObject<fb::SeqStack>>("rom-st", GetParam(), false);
+}
+TEST_P(RomulusStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::RomulusObject<fb::SeqQueue>>("rom-qu", GetParam(), true);
+}
+TEST_P(RomulusStress, HeapConservesItsElements) {
+  conservation<fb::RomulusObject<fb::SeqHeap>>("rom-hp", GetParam(), false);
+}
+TEST_P(RomulusStress, FloatReadersSeeOnlyCommittedValues) {
+  float_readers<fb::RomulusObject<fb::SeqFloat>>("rom-fl", GetParam());
+}
+
+class RedoOptStress : public ::testing::TestWithParam<int> {};
+TEST_P(RedoOptStress, StackConservesItsElements) {
+  conservation<fb::RedoOptObject<fb::SeqStack>>("redo-st", GetParam(), false);
+}
+TEST_P(RedoOptStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::RedoOptObject<fb::SeqQueue>>("redo-qu", GetParam(), true);
+}
+TEST_P(RedoOptStress, HeapConservesItsElements) {
+  conservation<fb::RedoOptObject<fb::SeqHeap>>("redo-hp", GetParam(), false);
+}
+// Readers run on curComb's replica while the combiner writes another one.
+TEST_P(RedoOptStress, FloatReadersSeeOnlyCommittedValues) {
+  float_readers<fb::RedoOptObject<fb::SeqFloat>>("redo-fl", GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
+                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });
