@@ -46,6 +46,10 @@ TEST(BenchCli, UsageErrorsExitTwo) {
       "bench --structure map --sync-every 0",
       "bench --structure map --sync-every x",
       "bench --structure queue --sync-every 10",
+      "bench --recovery --techniques pb-queue",
+      "bench --recovery --live-mib 0",
+      "bench --recovery --structure map",
+      "bench --structure map --recovery-threads 2",
   };
   for (const char* args : bad) {
     const Result r = run_cli(args);
@@ -100,6 +104,36 @@ TEST(BenchCli, SetAndMapRunsReportHitRates) {
   std::string header;
   std::getline(c, header);
   EXPECT_NE(header.find(",family,ferrite,ablation,mix,key_range,"), std::string::npos) << header;
+  std::filesystem::remove_all(dir);
+}
+
+// nbMontage's recovery time against live size: every map recovers every
+// payload of the fill, with each recovery thread count, and says so.
+TEST(BenchCli, RecoveryModeTimesEveryMapsRecoveryOfItsWholeFill) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-rec-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "r.json").string();
+  const Result r = run_cli("bench --recovery -t montage-hashmap,montage-splitorder,montage-skiplist,montage-bst "
+                           "--live-mib 1,2 --recovery-threads 1,2 --reps 2 --value-size 120 --pool-dir " +
+                           dir.string() + " --json " + json);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("recover ms"), std::string::npos) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  const auto& recs = j.at("recovery");
+  ASSERT_EQ(recs.size(), 4u * 2u * 2u);  // maps x sizes x thread counts
+  for (const auto& rec : recs) {
+    const auto keys = rec.at("keys").get<std::uint64_t>();
+    EXPECT_EQ(keys, (rec.at("live_bytes").get<std::uint64_t>()) / 128u);
+    EXPECT_GE(keys * 128u, 1000000u);
+    EXPECT_EQ(rec.at("payloads_kept").get<std::uint64_t>(), keys) << rec.dump();
+    EXPECT_GE(rec.at("blocks_seen").get<std::uint64_t>(), keys);
+    EXPECT_EQ(rec.at("recover_s").size(), 2u);
+    EXPECT_GT(rec.at("recover_s_median").get<double>(), 0.0);
+    EXPECT_EQ(rec.at("error").get<std::string>(), "");
+  }
+  // The pools are deleted.
+  for (const auto& f : std::filesystem::directory_iterator(dir)) EXPECT_EQ(f.path().extension(), ".json") << f.path();
   std::filesystem::remove_all(dir);
 }
 

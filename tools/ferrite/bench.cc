@@ -1,5 +1,6 @@
 // `ferrite bench` — run the benchmark harness (bench/harness.h) from the
 // command line. Documentation: docs/bench.md; JSON schema: docs/bench-schema.md.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "bench/harness.h"
+#include "bench_recovery.h"
 #include "ferrite/cli.h"
 
 namespace ferrite::tools {
@@ -45,6 +47,9 @@ struct BenchArgs {
   std::vector<std::uint64_t> sync_every;  // key-mix: one experiment per value
   std::string json, csv, plot;
   bool quick = false, full = false, list = false;
+  bool recovery = false;                  // --recovery: recovery time vs live size
+  std::vector<std::uint64_t> live_mib{64, 256, 1024};
+  std::vector<int> recovery_threads{1, 2};
 };
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -81,12 +86,56 @@ bool write_file(const std::string& path, const std::string& text) {
   return static_cast<bool>(out);
 }
 
+// --recovery: nbMontage's recovery time against live size (bench_recovery.h).
+void run_recovery(const BenchArgs& a, CLI::App* app) {
+  auto given = [&](const char* name) { return app->count(name) > 0; };
+  for (const char* opt : {"--structure", "--threads", "--ops", "--duration", "--work", "--warmup", "--pin",
+                          "--reference", "--workload", "--prefill", "--mix", "--read-pct", "--key-range",
+                          "--sync-every", "--heap-size", "--csv", "--plot", "--quick", "--full"})
+    if (given(opt)) usage_error(std::string(opt) + " does not apply to --recovery");
+  RecoveryBenchArgs r;
+  const auto& known = recovery_bench_techniques();
+  r.techniques = a.techniques.empty() ? std::vector<std::string>{"montage-hashmap", "montage-splitorder"}
+                                      : split(a.techniques);
+  for (const auto& t : r.techniques)
+    if (std::find(known.begin(), known.end(), t) == known.end()) {
+      std::string all;
+      for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+      usage_error("--recovery --techniques: '" + t + "' is not one of " + all);
+    }
+  for (std::uint64_t m : a.live_mib)
+    if (m == 0 || m > (std::uint64_t{64} << 10)) usage_error("--live-mib: each size must be in [1, 65536]");
+  for (int t : a.recovery_threads)
+    if (t <= 0 || t > 64) usage_error(fmt::format("--recovery-threads: {} is not in [1, 64]", t));
+  r.live_mib = a.live_mib;
+  r.recovery_threads = a.recovery_threads;
+  if (given("--value-size")) r.value_size = a.value_size;
+  if (r.value_size < 8 || r.value_size > 4000) usage_error("--value-size must be in [8, 4000] with --recovery");
+  r.reps = given("--reps") ? a.reps : 3;
+  if (given("--pool-dir") && !std::filesystem::is_directory(a.pool_dir))
+    usage_error("--pool-dir: " + a.pool_dir + " is not a directory");
+  r.pool_dir = a.pool_dir;
+  const auto backends = split(a.backend);
+  if (backends.size() != 1) usage_error("--recovery takes one --backend");
+  if (!persist::parse_backend(backends[0], &r.backend) || r.backend.kind == persist::BackendConfig::Kind::kSim)
+    usage_error("--backend: '" + backends[0] + "' is not a hardware, off, nosync or emulated backend");
+  r.json = a.json;
+  for (const auto& w : bench::build_warnings()) std::fprintf(stderr, "ferrite bench: WARNING: %s\n", w.c_str());
+  if (const int rc = run_recovery_bench(r); rc != 0) throw cli::Exit{rc};
+}
+
 void run(const BenchArgs& a, CLI::App* app) {
   if (a.list) {
     list_techniques();
     return;
   }
+  if (a.recovery) {
+    run_recovery(a, app);
+    return;
+  }
   auto given = [&](const char* name) { return app->count(name) > 0; };
+  for (const char* opt : {"--live-mib", "--recovery-threads"})
+    if (given(opt)) usage_error(std::string(opt) + " applies to --recovery only");
   if (a.quick && a.full) usage_error("--quick and --full are exclusive");
   if (given("--ops") && given("--duration")) usage_error("--ops and --duration are exclusive");
   if (given("--ops") && a.ops == 0) usage_error("--ops must be > 0");
@@ -365,6 +414,15 @@ void setup_bench(CLI::App* app) {
   app->add_flag("--quick", a->quick, "about 2 minutes: every structure, 1 and 2 threads, main techniques");
   app->add_flag("--full", a->full, "the PBcomb paper's Figures 1-7: threads 1,2,4,8, all techniques");
   app->add_flag("--list", a->list, "list registered techniques and exit");
+  app->add_flag("--recovery", a->recovery,
+                "nbMontage recovery time against live size: fill, close, time open + attach (-t montage-hashmap,"
+                "montage-splitorder,montage-skiplist,montage-bst; --value-size default 1024; docs/bench.md)");
+  app->add_option("--live-mib", a->live_mib, "--recovery: live payload sizes in MiB (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app->add_option("--recovery-threads", a->recovery_threads, "--recovery: recovery thread counts (comma list)")
+      ->delimiter(',')
+      ->capture_default_str();
   app->callback([a, app] { run(*a, app); });
 }
 
