@@ -13,13 +13,17 @@
 //    language (CI: each under one write-back model, rotating); sampled 2-
 //    or 3-thread runs; recovery crashed;
 //  * HOPS, HOPS+ and strand instrumentation under hops, hops+ and strand;
+//  * the rest of the matrix (workload x txn / ATLAS / SFR x x86 /
+//    hops / hops+ / strand): every cell the rotating campaigns leave out,
+//    as a sampled 2-thread run;
 //  * broken variants caught: x86 without the fence between undo entry and
 //    update, and recovery that rolls back in creation order (TPCC, whose
 //    orders may repeat an item, caught by the region checker; the tree);
 //  * the HOPS+ paper's Figure 1 (logging-atlas-handoff): correct ATLAS
 //    undoes the completed sections that depend on an incomplete one, and
 //    ATLAS without the synchronization history is caught by the region
-//    checker;
+//    checker; HOPS+ (no history) is correct with closed nesting and caught
+//    without it;
 //  * FERRITE_LOGGING_FULL_CAMPAIGNS=1: the >= 10,000-image multi-thread
 //    campaigns of docs/logging.md.
 #include <gtest/gtest.h>
@@ -75,6 +79,38 @@ const char* language_for(int workload, int model) {
 
 const char* const kWorkloads[] = {"swap", "rbtree", "tpcc", "nstore"};
 
+// The write-back model of the single-thread campaign of a workload's
+// m-th language (txn, atlas, sfr).
+const char* writeback_model_for(int workload, int m) { return (workload + m) % 2 == 0 ? "abstract" : "x86"; }
+
+// The persistency models of the matrix, each with the subject
+// prefix and variant of the instrumentation written for it.
+struct MatrixModel {
+  const char* model;
+  const char* prefix;
+  const char* variant;
+};
+const MatrixModel kMatrixModels[] = {{"x86", "logging-", "correct"},
+                                     {"hops", "logging-store-", "correct-hops"},
+                                     {"hops+", "logging-store-", "correct-hops+"},
+                                     {"strand", "logging-store-", "correct-strand"}};
+
+// Does one of the rotating campaigns below already run the workload's
+// language-`lang` subject (index into txn, atlas, sfr) under matrix model
+// `mm` (index into kMatrixModels)? x86: the single-thread campaign of that
+// language under x86, or the 3-thread sampled one (odd workloads, language
+// language_for(w, 1)); hops / hops+ / strand: the single-thread campaign of
+// EachInstrumentationSurvivesEveryCrashPointUnderItsModel, language
+// language_for(w, mm).
+bool rotation_covers(int workload, int lang, int mm) {
+  static const char* const kLanguages[] = {"txn", "atlas", "sfr"};
+  const std::string l = kLanguages[lang];
+  if (mm == 0)
+    return std::string(writeback_model_for(workload, lang)) == "x86" ||
+           (workload % 2 == 1 && l == language_for(workload, 1));
+  return l == language_for(workload, mm);
+}
+
 }  // namespace
 
 class TableTwoCrash : public ::testing::TestWithParam<int> {
@@ -97,7 +133,7 @@ TEST_P(TableTwoCrash, SurvivesEveryCrashPointOfASingleThreadRunInEveryLanguage) 
   int m = 0;
   for (const char* lang : {"txn", "atlas", "sfr"}) {
     const auto& s = subject(name(lang), "correct");
-    std::vector<std::string> models = {(GetParam() + m++) % 2 == 0 ? "abstract" : "x86"};
+    std::vector<std::string> models = {writeback_model_for(GetParam(), m++)};
     if (full_campaigns()) models = {"abstract", "x86"};
     for (const auto& model : models) {
       cr::CampaignConfig cfg;
@@ -210,6 +246,41 @@ TEST_P(TableTwoCrash, EveryBrokenVariantIsCaught) {
   EXPECT_EQ(variants, (w == "rbtree" || w == "tpcc" ? 2 : 1) + 3);
 }
 
+// The matrix, workload x language (txn, ATLAS, SFR) x persistency
+// model (x86, hops, hops+, strand), each with the instrumentation written for
+// the model: the cells the rotating campaigns above leave out (rotation_
+// covers), as a 2-thread run with sampled crash points — failure atomicity
+// across threads (the region checker for swap and TPCC, the map checkers for
+// the tree and the store), 0 violations, 0 inconclusive.
+TEST_P(TableTwoCrash, TheRestOfTheLanguageByModelMatrixSurvivesSampledTwoThreadCrashes) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  static const char* const kLanguages[] = {"txn", "atlas", "sfr"};
+  int cells = 0;
+  for (int lang = 0; lang < 3; ++lang) {
+    for (int mm = 0; mm < 4; ++mm) {
+      if (rotation_covers(GetParam(), lang, mm)) continue;
+      ++cells;
+      const MatrixModel& m = kMatrixModels[mm];
+      const std::string n = std::string(m.prefix) + kLanguages[lang] + "-" + kWorkloads[GetParam()];
+      const auto& s = subject(n, m.variant);
+      cr::CampaignConfig cfg;
+      cfg.model = m.model;
+      cfg.threads = 2;
+      cfg.ops = scaled<std::size_t>(16, 8);
+      cfg.images = 4;
+      cfg.crash_points = scaled<std::size_t>(6, 3);
+      cfg.seed = 1500 + static_cast<std::uint64_t>(4 * lang + mm);
+      cfg.pool_size = std::size_t{2} << 20;
+      const auto r = cr::run_campaign(s, cfg);
+      expect_clean(r, n + "/" + m.variant + " 2 threads [" + m.model + "]");
+      EXPECT_GT(r.images_checked, 0u);
+      report("table2-matrix", n, m.variant, 2, m.model, r);
+    }
+  }
+  // With the rotating campaigns: 3 languages x 4 models per workload.
+  EXPECT_GE(cells, 6);  // each store model: the two languages its rotation skips
+}
+
 // The HOPS+ paper's Figure 1 (logging-atlas-handoff: ATLAS sections that
 // release a lock early). Correct ATLAS: a consume that read an incomplete
 // produce's DATA is undone with it, and so is every later section of the
@@ -224,6 +295,7 @@ TEST(TableTwoCrashHandoff, AtlasUndoesTheSectionsThatDependOnAnIncompleteOne) {
   };
   for (const V& v : {V{"logging-atlas-handoff", "correct", "abstract"}, V{"logging-atlas-handoff", "correct", "x86"},
                      V{"logging-store-atlas-handoff", "correct-hops", "hops"},
+                     V{"logging-store-atlas-handoff", "correct-hops+", "hops+"},
                      V{"logging-store-atlas-handoff", "correct-strand", "strand"}}) {
     const auto& s = subject(v.structure, v.variant);
     const char* model = v.model;
@@ -354,6 +426,34 @@ TEST(TableTwoCrashHandoff, AtlasWithoutTheSynchronizationHistoryIsCaughtByTheReg
   EXPECT_EQ(r.details[0].engine, "exact-regions");
   std::printf("[table2-crash] logging-atlas-handoff/no-sync-history [x86]: caught, %llu violations in %llu images "
               "(seed %llu); first: %s\n",
+              ull(r.violations), ull(r.images_checked), ull(r.seed), r.details[0].reason.c_str());
+}
+
+// HOPS+ without closed nesting (HOPS+ paper §3): the early release of A
+// hands it to a consume at once, and with no software history recovery
+// keeps that consume when it undoes the produce — {FLAG = v, DATA = old},
+// caught by the region checker under hops+. (The correct-hops+ campaign
+// above is the same program with the rule.)
+TEST(TableTwoCrashHandoff, HopsPlusWithoutClosedNestingIsCaughtByTheRegionChecker) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto& s = subject("logging-store-atlas-handoff", "hops+-open-nesting");
+  cr::CampaignConfig cfg;
+  cfg.model = "hops+";
+  cfg.threads = 2;
+  cfg.ops = scaled<std::size_t>(40, 24);
+  cfg.images = 4;
+  cfg.crash_points = scaled<std::size_t>(24, 12);
+  cfg.seed = 801;
+  cfg.pool_size = std::size_t{2} << 20;
+  cfg.max_details = 1;
+  cfg.stop_after_violations = 1;
+  const auto r = ferrite::test::catch_with_seeds(s, cfg);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  ASSERT_GT(r.violations, 0u) << "logging-store-atlas-handoff/hops+-open-nesting was not caught";
+  ASSERT_FALSE(r.details.empty());
+  EXPECT_EQ(r.details[0].property, "failure-atomicity") << r.details[0].reason;
+  std::printf("[table2-crash] logging-store-atlas-handoff/hops+-open-nesting [hops+]: caught, %llu violations in "
+              "%llu images (seed %llu); first: %s\n",
               ull(r.violations), ull(r.images_checked), ull(r.seed), r.details[0].reason.c_str());
 }
 
