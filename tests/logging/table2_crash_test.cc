@@ -463,6 +463,26 @@ TEST(TableTwoCrashHandoff, AtlasWithoutTheSynchronizationHistoryIsCaughtByTheReg
   expect_handoff_caught_by_the_region_checker("logging-atlas-handoff", "no-sync-history", "x86");
 }
 
+// HOPS+ with closed nesting, at the size that refuted it without (stop 23:
+// 51 violations in 300 crash points, even in the all-persisted image):
+// 2 threads, 120 operations, 300 sampled crash points, under the strict
+// region check (no completed section may be undone under HOPS+).
+TEST(TableTwoCrashHandoff, HopsPlusWithClosedNestingSurvivesTheCampaignThatRefutedItWithout) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto& s = subject("logging-store-atlas-handoff", "correct-hops+");
+  cr::CampaignConfig cfg;
+  cfg.model = "hops+";
+  cfg.threads = 2;
+  cfg.ops = scaled<std::size_t>(120, 40);
+  cfg.images = 8;
+  cfg.crash_points = scaled<std::size_t>(300, 60);
+  cfg.seed = 1;
+  cfg.pool_size = std::size_t{2} << 20;
+  const auto r = cr::run_campaign(s, cfg);
+  expect_clean(r, "logging-store-atlas-handoff/correct-hops+ 2 threads [hops+]");
+  report("table2-crash", "logging-store-atlas-handoff", "correct-hops+", 2, "hops+", r);
+}
+
 // HOPS+ without closed nesting (HOPS+ paper §3): the early release of A
 // hands it to a consume at once, and with no software history recovery
 // keeps that consume when it undoes the produce. (The correct-hops+
