@@ -83,6 +83,21 @@ const char* const kWorkloads[] = {"swap", "rbtree", "tpcc", "nstore"};
 // m-th language (txn, atlas, sfr).
 const char* writeback_model_for(int workload, int m) { return (workload + m) % 2 == 0 ? "abstract" : "x86"; }
 
+// A sampled campaign's configuration: the fields every multi-thread
+// campaign of this file sets.
+cr::CampaignConfig sampled(const std::string& model, int threads, std::size_t ops, int images,
+                           std::size_t crash_points, std::uint64_t seed, std::size_t pool_mib = 2) {
+  cr::CampaignConfig cfg;
+  cfg.model = model;
+  cfg.threads = threads;
+  cfg.ops = ops;
+  cfg.images = images;
+  cfg.crash_points = crash_points;
+  cfg.seed = seed;
+  cfg.pool_size = pool_mib << 20;
+  return cfg;
+}
+
 // The persistency models of the matrix, each with the subject
 // prefix and variant of the instrumentation written for it.
 struct MatrixModel {
@@ -156,15 +171,10 @@ TEST_P(TableTwoCrash, SurvivesEveryCrashPointOfASingleThreadRunInEveryLanguage) 
 // instrumentations under their own models: every crash point of a
 // single-thread run, one language per model (rotating over the workloads).
 TEST_P(TableTwoCrash, EachInstrumentationSurvivesEveryCrashPointUnderItsModel) {
-  struct V {
-    const char* prefix;
-    const char* variant;
-    const char* model;
-  };
-  const V kVariants[] = {{"logging-", "correct-strand", "x86"},
-                         {"logging-store-", "correct-hops", "hops"},
-                         {"logging-store-", "correct-hops+", "hops+"},
-                         {"logging-store-", "correct-strand", "strand"}};
+  // The strand instrumentation under x86, then the matrix's store models at
+  // their own index (language_for(w, index): rotation_covers relies on it).
+  const MatrixModel kVariants[] = {
+      {"x86", "logging-", "correct-strand"}, kMatrixModels[1], kMatrixModels[2], kMatrixModels[3]};
   int m = 0;
   for (const auto& v : kVariants) {
     const std::string n = std::string(v.prefix) + language_for(GetParam(), m++) + "-" + kWorkloads[GetParam()];
@@ -263,16 +273,10 @@ TEST_P(TableTwoCrash, TheRestOfTheLanguageByModelMatrixSurvivesSampledTwoThreadC
       const MatrixModel& m = kMatrixModels[mm];
       const std::string n = std::string(m.prefix) + kLanguages[lang] + "-" + kWorkloads[GetParam()];
       const auto& s = subject(n, m.variant);
-      cr::CampaignConfig cfg;
-      cfg.model = m.model;
-      cfg.threads = 2;
-      cfg.ops = scaled<std::size_t>(16, 8);
-      cfg.images = 4;
       // A campaign's cost here is mostly its fixed part (~0.2 s): 16
       // sampled points cost what 6 do (HOPS txn: 2 distinct of 6, 13 of 16).
-      cfg.crash_points = scaled<std::size_t>(16, 6);
-      cfg.seed = 1500 + static_cast<std::uint64_t>(4 * lang + mm);
-      cfg.pool_size = std::size_t{2} << 20;
+      const auto cfg = sampled(m.model, 2, scaled<std::size_t>(16, 8), 4, scaled<std::size_t>(16, 6),
+                               1500 + static_cast<std::uint64_t>(4 * lang + mm));
       const auto r = cr::run_campaign(s, cfg);
       expect_clean(r, n + "/" + m.variant + " 2 threads [" + m.model + "]");
       EXPECT_GT(r.images_checked, 0u);
@@ -301,14 +305,7 @@ TEST(TableTwoCrashHandoff, AtlasUndoesTheSectionsThatDependOnAnIncompleteOne) {
                      V{"logging-store-atlas-handoff", "correct-strand", "strand"}}) {
     const auto& s = subject(v.structure, v.variant);
     const char* model = v.model;
-    cr::CampaignConfig cfg;
-    cfg.model = model;
-    cfg.threads = 2;
-    cfg.ops = scaled<std::size_t>(40, 16);
-    cfg.images = 4;
-    cfg.crash_points = scaled<std::size_t>(8, 4);
-    cfg.seed = 801;
-    cfg.pool_size = std::size_t{2} << 20;
+    const auto cfg = sampled(model, 2, scaled<std::size_t>(40, 16), 4, scaled<std::size_t>(8, 4), 801);
     const auto r = cr::run_campaign(s, cfg);
     expect_clean(r, std::string(v.structure) + "/" + v.variant + " [" + model + "]");
     report("table2-crash", v.structure, v.variant, 2, model, r);
@@ -382,14 +379,7 @@ TEST(TableTwoCrashSmallLog, HelpedPrunesSurviveSampledCrashesOfThreeThreadRuns) 
       {small_log_subject<SX>("atlas-swap"), "x86", &SX::helped},
   };
   for (const C& c : cases) {
-    cr::CampaignConfig cfg;
-    cfg.model = c.model;
-    cfg.threads = 3;
-    cfg.ops = scaled<std::size_t>(60, 30);
-    cfg.images = 4;
-    cfg.crash_points = scaled<std::size_t>(60, 12);
-    cfg.seed = 1300;
-    cfg.pool_size = std::size_t{2} << 20;
+    const auto cfg = sampled(c.model, 3, scaled<std::size_t>(60, 30), 4, scaled<std::size_t>(60, 12), 1300);
     const auto r = cr::run_campaign(c.info, cfg);
     expect_clean(r, c.info.structure + " small log, 3 threads [" + c.model + "]");
     EXPECT_GT(r.images_checked, 0u);
@@ -413,14 +403,7 @@ TEST(TableTwoCrashSmallLog, HelpedPrunesSurviveSampledCrashesOfThreeThreadRuns) 
 TEST(TableTwoCrashAtlas, ASwapThatAcquiredFromAnUndoneSwapIsUndoneWithIt) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject("logging-atlas-swap", "correct");
-  cr::CampaignConfig cfg;
-  cfg.model = "x86";
-  cfg.threads = 2;
-  cfg.ops = 200;
-  cfg.images = 8;
-  cfg.crash_points = 100;
-  cfg.seed = 7;
-  cfg.pool_size = std::size_t{4} << 20;
+  const auto cfg = sampled("x86", 2, 200, 8, 100, 7, 4);
   const auto r = cr::run_campaign(s, cfg);
   expect_clean(r, "logging-atlas-swap 2 threads [x86]");
   report("table2-crash", "logging-atlas-swap", "correct", 2, "x86", r);
@@ -433,14 +416,7 @@ namespace {
 // prefix of the sections.
 void expect_handoff_caught_by_the_region_checker(const char* structure, const char* variant, const char* model) {
   const auto& s = subject(structure, variant);
-  cr::CampaignConfig cfg;
-  cfg.model = model;
-  cfg.threads = 2;
-  cfg.ops = scaled<std::size_t>(40, 24);
-  cfg.images = 4;
-  cfg.crash_points = scaled<std::size_t>(24, 12);
-  cfg.seed = 801;
-  cfg.pool_size = std::size_t{2} << 20;
+  auto cfg = sampled(model, 2, scaled<std::size_t>(40, 24), 4, scaled<std::size_t>(24, 12), 801);
   cfg.max_details = 1;
   cfg.stop_after_violations = 1;
   const auto r = ferrite::test::catch_with_seeds(s, cfg);
@@ -470,14 +446,7 @@ TEST(TableTwoCrashHandoff, AtlasWithoutTheSynchronizationHistoryIsCaughtByTheReg
 TEST(TableTwoCrashHandoff, HopsPlusWithClosedNestingSurvivesTheCampaignThatRefutedItWithout) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject("logging-store-atlas-handoff", "correct-hops+");
-  cr::CampaignConfig cfg;
-  cfg.model = "hops+";
-  cfg.threads = 2;
-  cfg.ops = scaled<std::size_t>(120, 40);
-  cfg.images = 8;
-  cfg.crash_points = scaled<std::size_t>(300, 60);
-  cfg.seed = 1;
-  cfg.pool_size = std::size_t{2} << 20;
+  const auto cfg = sampled("hops+", 2, scaled<std::size_t>(120, 40), 8, scaled<std::size_t>(300, 60), 1);
   const auto r = cr::run_campaign(s, cfg);
   expect_clean(r, "logging-store-atlas-handoff/correct-hops+ 2 threads [hops+]");
   report("table2-crash", "logging-store-atlas-handoff", "correct-hops+", 2, "hops+", r);
