@@ -27,6 +27,9 @@
 //                      an undo entry and its update (not the map: its
 //                      regions store one word, whose lost undo entry no
 //                      state can show)
+//   hops+-open-nesting broken (hand-off only): HOPS+ without closed
+//                      nesting (HOPS+ paper §3) — a section acquires a lock
+//                      released early inside a section a crash undoes
 #include <string>
 #include <type_traits>
 
@@ -67,6 +70,7 @@ constexpr auto kAtlas = fl::Language::kAtlas;
 constexpr auto kSfr = fl::Language::kSfr;
 constexpr unsigned kNoFence = fl::internal::kNoLogFence;
 constexpr unsigned kNoDfence = fl::internal::kNoDurableEnd;
+constexpr unsigned kOpenNesting = fl::internal::kOpenNesting;
 
 // Every variant of one workload × language (FERRITE_REGISTER_ADAPTER's
 // register_adapter, once per variant type).
@@ -104,14 +108,19 @@ bool register_handoff() {
   const std::string w = "HOPS+ paper Fig. 1 flag/data hand-off, ATLAS sections releasing a lock early";
   fa::register_adapter<Logged<H, kAtlas, kHops>>(
       reg("atlas", "handoff", "hops", "hops", false, w + ", HOPS instrumentation (HOPS+ paper Table 1)"));
-  // No HOPS+ variant: the HOPS+ instrumentation drops the software
-  // synchronization history because HOPS+ hardware nests critical sections
-  // closed (a section that took a lock another section released early
-  // persists only after that section commits). This program does not
-  // provide closed nesting, and the store models cannot express an order to
-  // a store not yet issued: a 2-thread campaign under hops+ keeps a consume
-  // whose producer was undone even in the everything-persisted image
-  // (docs/logging-store-models.md, "The hand-off under HOPS+").
+  // HOPS+ (Table 1, no software synchronization history) relies on closed
+  // nesting (§3): the instrumentation keeps a lock released inside an
+  // outermost section locked until the section ends (logging/undo_log.h),
+  // so a consume never reads DATA from a produce a crash can undo.
+  fa::register_adapter<Logged<H, kAtlas, kHopsPlus>>(
+      reg("atlas", "handoff", "hops+", "hops+", false,
+          w + ", HOPS+ instrumentation with closed nesting (HOPS+ paper Table 1, §3)"));
+  // Broken: HOPS+ without closed nesting hands A over at the early release;
+  // a crash before the produce ends undoes it and keeps the consume that
+  // read its DATA — {FLAG=v, DATA=old}, Figure 1.
+  fa::register_adapter<Logged<H, kAtlas, kHopsPlus, kOpenNesting>>(
+      reg("atlas", "handoff", "hops+-open-nesting", "hops+", true,
+          "HOPS+ instrumentation without closed nesting: an early release hands the lock over at once"));
   fa::register_adapter<Logged<H, kAtlas, kStrand>>(
       reg("atlas", "handoff", "strand", "strand", false, w + ", strand instrumentation (StrandWeaver Fig. 5)"));
   return true;

@@ -27,11 +27,28 @@
 //                           observes orders the next critical section after
 //                           the previous one, so critical sections persist
 //                           in lock commit order.
-//           Closed nesting (§3: a nested critical section's updates stay
-//           invisible until the outermost one releases) restricts which
-//           interleavings run, not which states persist: a litmus test
-//           expresses it by its program, the model does not. The simulator
-//           cannot see loads, so there hops+ orders what hops orders.
+//             lock-history  a lock hand-off is such a load (the lock
+//                           word the last holder released): the acquirer's
+//                           later stores persist after every store the
+//                           releasing thread made before the release (and
+//                           what they are ordered after) — "updates from
+//                           CSes on different threads are made durable in
+//                           commit order" (§3), with no software
+//                           synchronization history. The simulator sees no
+//                           loads but sees the hand-offs that
+//                           persist::note_acquired / note_releasing announce
+//                           (logging::Lock; a litmus test's acquire /
+//                           release): on_lock.
+//           Closed nesting (§3: "private caches retain exclusive
+//           permissions for modified cachelines until the outermost CS
+//           releases its lock", so a nested critical section's updates —
+//           the lock word of an early release among them — stay invisible
+//           until the outermost one releases) restricts which interleavings
+//           run, not which states persist: the program provides it (the
+//           logging library's HOPS+ instrumentation keeps a lock released
+//           inside an outermost section locked until that section ends,
+//           logging/undo_log.h; a litmus test by its program), the model
+//           orders the hand-offs that happen.
 //   strand  StrandWeaver's strand persistency (Gogte et al., "Relaxed
 //           Persist Ordering Using Strand Persistency", ISCA 2020, §III-A):
 //             barrier       Eq. 1: a persist barrier orders the stores of the
@@ -97,7 +114,7 @@ enum class Family { kHops, kStrand };
 // The rules of a store model; a mutated model drops one.
 struct Rules {
   Family family = Family::kHops;
-  bool epochs = true, dfence = true, cross_thread = true, load_history = false;
+  bool epochs = true, dfence = true, cross_thread = true, load_history = false, lock_history = false;
   bool barrier = true, new_strand = true, join = true, spa = true, transitivity = true;
 };
 
@@ -228,7 +245,32 @@ class StoreRun final : public ModelRun {
     }
   }
 
+  void on_lock(const LockEvent& e) override {
+    if (!(r_.family == Family::kHops && r_.lock_history)) return;
+    Thread& t = thread(e.thread);
+    if (!e.acquired) {
+      // The release: what a later acquirer of this lock observes — every
+      // store of the releasing thread so far (its epochs chain the older
+      // ones: `before`, `cur`) and what it observed itself (`after`).
+      Release& rel = released_[e.lock];
+      rel.thread = e.thread;
+      rel.ids = t.before;
+      rel.ids.insert(rel.ids.end(), t.cur.begin(), t.cur.end());
+      rel.ids.insert(rel.ids.end(), t.after.begin(), t.after.end());
+      std::erase_if(rel.ids, [&](std::uint64_t id) { return id < first_ || all_[id].durable; });
+      return;
+    }
+    auto it = released_.find(e.lock);
+    if (it == released_.end() || it->second.thread == e.thread) return;
+    // PERSIST: HOPS+ hardware history (§3): the critical section that
+    // acquired the lock persists after the one that released it (lock
+    // commit order).
+    for (auto id : it->second.ids)
+      if (id >= first_ && !all_[id].durable) t.after.push_back(id);
+  }
+
   void settle() override {
+    released_.clear();
     all_.clear();
     first_ = 0;
     threads_.clear();
@@ -279,6 +321,11 @@ class StoreRun final : public ModelRun {
     std::vector<std::uint64_t> after;   // hops+: observed stores of other threads
   };
 
+  struct Release {
+    std::uint32_t thread = 0;
+    std::vector<std::uint64_t> ids;  // the releaser's pending stores then
+  };
+
   Thread& thread(std::uint32_t i) {
     if (i >= threads_.size()) threads_.resize(i + 1);
     return threads_[i];
@@ -317,6 +364,7 @@ class StoreRun final : public ModelRun {
   std::vector<Thread> threads_;
   std::unordered_map<std::uint64_t, std::uint64_t> word_last_;  // word -> last persist id
   std::unordered_map<std::uint64_t, std::map<std::uint32_t, std::uint64_t>> line_last_;  // line -> thread -> last id
+  std::unordered_map<std::uint64_t, Release> released_;  // hops+: lock -> its last release
 };
 
 // ------------------------------------------------------------- the images
@@ -534,6 +582,7 @@ class StoreModel final : public Model {
     if (r_.family == Family::kStrand) return {"barrier", "new-strand", "join", "spa", "transitivity"};
     std::vector<std::string> v{"epochs", "dfence", "cross-thread"};
     if (r_.load_history) v.push_back("load-history");
+    if (r_.lock_history) v.push_back("lock-history");
     return v;
   }
   const Rules& rules_struct() const { return r_; }
@@ -547,6 +596,7 @@ Rules hops_rules(bool plus) {
   Rules r;
   r.family = Family::kHops;
   r.load_history = plus;
+  r.lock_history = plus;
   return r;
 }
 
@@ -568,8 +618,9 @@ const Model& hops() {
 }
 const Model& hops_plus() {
   static const StoreModel m("hops+",
-                            "HOPS+: hops and the hardware history: a load of another thread's pending store orders the "
-                            "loader's later stores after it (critical sections persist in lock order)",
+                            "HOPS+: hops and the hardware history: a load of another thread's pending store, or a lock "
+                            "hand-off, orders the loader's (acquirer's) later stores after it (critical sections "
+                            "persist in lock commit order)",
                             hops_rules(true));
   return m;
 }
@@ -588,9 +639,9 @@ std::unique_ptr<Model> make_model_without(std::string_view model, std::string_vi
   if (sm == nullptr) throw std::invalid_argument("no store model '" + std::string(model) + "' to remove a rule from");
   Rules r = sm->rules_struct();
   bool* flag = nullptr;
-  const std::string_view names[] = {"epochs", "dfence", "cross-thread", "load-history",
+  const std::string_view names[] = {"epochs", "dfence", "cross-thread", "load-history", "lock-history",
                                     "barrier", "new-strand", "join", "spa", "transitivity"};
-  bool* flags[] = {&r.epochs, &r.dfence, &r.cross_thread, &r.load_history,
+  bool* flags[] = {&r.epochs, &r.dfence, &r.cross_thread, &r.load_history, &r.lock_history,
                    &r.barrier, &r.new_strand, &r.join, &r.spa, &r.transitivity};
   const auto own = sm->rules();
   for (std::size_t i = 0; i < std::size(names); ++i)

@@ -297,6 +297,22 @@ void sim_declare_store(const void* p, std::size_t n) { forward_store(p, n, Store
 // The store models persist it; the write-back models see a plain store.
 void sim_stored(const void* p, std::size_t n) { forward_store(p, n, StoreEvent::Kind::kStored); }
 
+// A lock hand-off (persist::note_acquired / note_releasing) to the model:
+// not a verb, so no crash point (the hops+ model's hardware history orders
+// the acquirer's later stores after the releaser's, crash/model.h).
+void sim_lock_event(const void* lock, bool acquired) {
+  Sim& s = g();
+  if (s.child) return;
+  std::lock_guard<std::mutex> lk(s.mu);
+  if (s.base == nullptr) return;
+  LockEvent e;
+  e.thread = this_thread(s);
+  e.k = s.k;
+  e.lock = reinterpret_cast<std::uintptr_t>(lock);
+  e.acquired = acquired;
+  s.run->on_lock(e);
+}
+
 void v_pfence() { sim_verb(persist::Verb::kPfence); }
 void v_ofence() { sim_verb(persist::Verb::kOfence); }
 void v_barrier() { sim_verb(persist::Verb::kPersistBarrier); }
@@ -317,7 +333,7 @@ bool sim_pfence_durable() {
 
 const persist::Backend kTable{"sim",    &sim_pwb,      &v_pfence, &v_psync, &v_ofence, &v_dfence,
                               &v_barrier, &v_new_strand, &v_join,   &sim_declare_store,
-                              &sites::on_site, &sim_stored, &sim_pfence_durable};
+                              &sites::on_site, &sim_stored, &sim_pfence_durable, &sim_lock_event};
 
 [[noreturn]] void sys_fail(const char* what) {
   throw std::system_error(errno, std::generic_category(), std::string("crash simulator: ") + what);

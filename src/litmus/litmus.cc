@@ -184,6 +184,21 @@ class Parser {
       op.reg = w[1];
       op.var = w[2];
       regs_.insert(std::to_string(thread_) + ":" + w[1]);
+    } else if (kw == "acquire" || kw == "release") {
+      // A lock: a name of its own, not a variable (it is volatile: the
+      // model sees its hand-offs, crash::LockEvent, not its word).
+      if ((kw == "acquire" && (w.size() < 2 || w.size() > 3)) || (kw == "release" && w.size() != 2))
+        fail("'acquire LOCK [rN]' / 'release LOCK'");
+      if (!is_ident(w[1]) || is_reg(w[1])) fail("bad lock name '" + w[1] + "'");
+      if (cur_->init.count(w[1]) != 0) fail("'" + w[1] + "' is a variable, not a lock");
+      op.kind = kw == "acquire" ? OpKind::kAcquire : OpKind::kRelease;
+      op.var = w[1];
+      if (std::find(cur_->locks.begin(), cur_->locks.end(), w[1]) == cur_->locks.end()) cur_->locks.push_back(w[1]);
+      if (w.size() == 3) {
+        if (!is_reg(w[2])) fail("'acquire LOCK rN': bad register '" + w[2] + "'");
+        op.reg = w[2];
+        regs_.insert(std::to_string(thread_) + ":" + w[2]);
+      }
     } else if (kw == "pwb") {
       if (w.size() != 2) fail("'pwb VAR'");
       need_var(w[1]);
@@ -250,7 +265,8 @@ class Parser {
       const auto t = std::stoull(a.var.substr(0, colon));
       bool loaded = false;
       if (t < cur_->threads.size())
-        for (const auto& op : cur_->threads[t]) loaded = loaded || (op.kind == OpKind::kLoad && op.reg == a.var.substr(colon + 1));
+        for (const auto& op : cur_->threads[t])
+          loaded = loaded || ((op.kind == OpKind::kLoad || op.kind == OpKind::kAcquire) && op.reg == a.var.substr(colon + 1));
       if (!loaded) throw ParseError(file_ + ":" + std::to_string(cur_->line) + ": condition names '" + a.var + "', which no load of that thread sets");
     }
     cur_ = nullptr;
@@ -333,10 +349,23 @@ struct Runner {
     auto run = m.start(mach);
     std::vector<std::map<std::string, std::uint64_t>> regs(t.threads.size());
     std::vector<std::size_t> pos(t.threads.size(), 0);
+    std::vector<std::uint64_t> releases(t.locks.size(), 0);
     std::uint64_t k = 0;
     for (auto th : path) {
       const Step& s = steps[th][pos[th]++];
       const Op& op = *s.op;
+      if (op.kind == OpKind::kAcquire || op.kind == OpKind::kRelease) {
+        // A lock hand-off (explore runs an acquire only while the lock is free).
+        crash::LockEvent e;
+        e.thread = th;
+        e.k = k;
+        e.lock = lock_index(op.var);
+        e.acquired = op.kind == OpKind::kAcquire;
+        if (e.acquired && !op.reg.empty()) regs[th][op.reg] = releases[e.lock];
+        if (!e.acquired) ++releases[e.lock];
+        run->on_lock(e);
+        continue;
+      }
       const std::uint64_t off = offset.at(op.var.empty() ? t.vars.front() : op.var);
       if (s.pwb_half || op.kind == OpKind::kPwb) {
         crash::VerbEvent e;
@@ -418,6 +447,10 @@ struct Runner {
         return "pwb(" + op.var + ")";
       case OpKind::kVerb:
         return std::string(persist::verb_name(op.verb));
+      case OpKind::kAcquire:
+        return "acquire(" + op.var + ")";
+      case OpKind::kRelease:
+        return "release(" + op.var + ")";
     }
     return "?";
   }
@@ -439,17 +472,31 @@ struct Runner {
     return true;
   }
 
-  void explore(std::vector<std::uint32_t>& path, std::vector<std::size_t>& pos) {
+  std::uint64_t lock_index(const std::string& name) const {
+    return static_cast<std::uint64_t>(std::find(t.locks.begin(), t.locks.end(), name) - t.locks.begin());
+  }
+
+  // holder[l]: the thread holding lock l, -1 if free. An acquire of a held
+  // lock is not enabled (a thread re-acquiring its own lock deadlocks: the
+  // interleaving ends there).
+  void explore(std::vector<std::uint32_t>& path, std::vector<std::size_t>& pos, std::vector<int>& holder) {
     visit(path);
     bool any = false;
     for (std::uint32_t th = 0; th < steps.size(); ++th) {
       if (pos[th] == steps[th].size()) continue;
+      const Op& op = *steps[th][pos[th]].op;
+      const bool lock_op = op.kind == OpKind::kAcquire || op.kind == OpKind::kRelease;
+      const std::size_t l = lock_op ? lock_index(op.var) : 0;
+      if (op.kind == OpKind::kAcquire && holder[l] >= 0) continue;
+      const int was = lock_op ? holder[l] : 0;
+      if (lock_op) holder[l] = op.kind == OpKind::kAcquire ? static_cast<int>(th) : -1;
       any = true;
       path.push_back(th);
       ++pos[th];
-      explore(path, pos);
+      explore(path, pos, holder);
       --pos[th];
       path.pop_back();
+      if (lock_op) holder[l] = was;
     }
     if (!any) ++v.interleavings;
   }
@@ -471,7 +518,8 @@ Verdict run(const Test& t, const crash::Model& m) {
   Runner r(t, m);
   std::vector<std::uint32_t> path;
   std::vector<std::size_t> pos(r.steps.size(), 0);
-  r.explore(path, pos);
+  std::vector<int> holder(t.locks.size(), -1);
+  r.explore(path, pos, holder);
   return r.v;
 }
 

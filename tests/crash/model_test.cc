@@ -540,6 +540,35 @@ TEST(Models, DfenceAndJoinStrandMakeAnnotatedStoresDurablePwbDoesNot) {
   }
 }
 
+// The simulator forwards lock hand-offs (persist::note_releasing /
+// note_acquired) to the model: under hops+ (lock-history, HOPS+ paper §3)
+// the acquirer's store persists after the releaser's, with no fence; under
+// hops a lock orders nothing.
+TEST(Models, HopsPlusOrdersACriticalSectionAfterTheOneItAcquiredTheLockFrom) {
+  for (std::string_view m : {"hops", "hops+"}) {
+    SimRange r(m);
+    int lock = 0;
+    std::thread([&] {
+      fp::note_acquired(&lock);
+      fp::store(reinterpret_cast<std::uint64_t*>(r.line(0)), std::uint64_t{1});  // A
+      fp::note_releasing(&lock);
+    }).join();
+    std::thread([&] {
+      fp::note_acquired(&lock);
+      fp::store(reinterpret_cast<std::uint64_t*>(r.line(1)), std::uint64_t{1});  // B
+      fp::note_releasing(&lock);
+    }).join();
+    auto cs = fc::sim::capture();
+    auto set = fc::images_for(cs, 10, 3);
+    EXPECT_TRUE(set.exhaustive) << m;
+    std::set<std::pair<int, int>> ab;
+    for (const auto& img : set.images)
+      ab.insert({static_cast<int>(r.in_image(cs, img, 0)), static_cast<int>(r.in_image(cs, img, 1))});
+    if (m == "hops+") EXPECT_EQ(ab, (std::set<std::pair<int, int>>{{0, 0}, {1, 0}, {1, 1}})) << m;
+    else EXPECT_EQ(ab, (std::set<std::pair<int, int>>{{0, 0}, {1, 0}, {0, 1}, {1, 1}})) << m;
+  }
+}
+
 // A store model's crash state travels (model_data) and its images are
 // numbered like the others: image_at rebuilds every index images_for built.
 TEST(Models, StoreModelStatesSerializeAndImageAtRebuildsEveryIndex) {

@@ -91,6 +91,7 @@ const RuleCase kRuleCases[] = {
     {"hops+", "dfence", "hops-dfence", false},
     {"hops+", "cross-thread", "hops-cross-thread", false},
     {"hops+", "load-history", "hops-plus-history", false},
+    {"hops+", "lock-history", "hops-plus-lock-order", false},
 };
 
 TEST(Litmus, EveryStoreModelRuleIsNeededBySomeShippedTest) {

@@ -17,12 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/temp_pool.h"
@@ -237,11 +239,15 @@ TEST(UndoLog, RecoveryIsIdempotentWhenItIsItselfInterrupted) {
 // sets FLAG = 1 (CS1-A) and releases L2 early; T2's section CS2 takes L2,
 // sees FLAG == 1, sets DATA = 1 and completes. The crash comes before CS1
 // completes: CS1 is undone (FLAG = 0), and CS2, which acquired L2 from
-// inside CS1, must be undone too — else {FLAG = 0, DATA = 1}.
+// inside CS1, must be undone too — else {FLAG = 0, DATA = 1}. Under HOPS+
+// (no software history) CS2 must instead never acquire L2 before CS1 ends:
+// closed nesting (HOPS+ paper §3) keeps L2 locked, CS2 waits, and the crash
+// finds it still waiting.
 struct FlagDataCase {
   fl::Instrumentation inst;
   unsigned faults;
   bool consistent;  // recovery restores {0, 0}
+  bool cs2_waits;   // ATLAS: CS2 cannot take L2 before CS1 ends
   const char* name;
 };
 class FlagData : public ::testing::TestWithParam<FlagDataCase> {};
@@ -253,6 +259,7 @@ TEST_P(FlagData, ASectionThatAcquiredFromAnUndoneSectionIsUndoneToo) {
   for (auto lang : {fl::Language::kAtlas, fl::Language::kSfr}) {
     SCOPED_TRACE(fl::language_name(lang));
     const bool atlas = lang == fl::Language::kAtlas;
+    const bool waits = atlas && p.cs2_waits;
     ferrite::test::TempPath path("lg-flag");
     crash_in_child(path, [&](pm::Pool& pool, Cells* c) {
       fl::LoggerOptions o;
@@ -266,14 +273,29 @@ TEST_P(FlagData, ASectionThatAcquiredFromAnUndoneSectionIsUndoneToo) {
       lg->acquire(0, *l2);
       lg->write(0, &c->flag, std::uint64_t{1});  // CS1-A
       lg->release(0, *l2);
-      lg->acquire(1, *l2);  // CS2
-      if (c->flag == 1) lg->write(1, &c->data, std::uint64_t{1});
-      lg->release(1, *l2);
-      EXPECT_FALSE(lg->in_region(1));
-      // CRASH: CS1 still holds L1.
+      // CS2, on a thread of its own (it may have to wait for L2). `x`
+      // (unlogged) says it completed.
+      auto* done = new std::atomic<bool>(false);
+      std::thread([lg, l2, c, done] {
+        lg->acquire(1, *l2);
+        if (c->flag == 1) lg->write(1, &c->data, std::uint64_t{1});
+        lg->release(1, *l2);
+        if (!lg->in_region(1)) c->x = 1;
+        done->store(true);
+      }).detach();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(waits ? 200 : 5000);
+      while (!done->load() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+      // CRASH: CS1 still holds L1 (and, under closed nesting, L2).
     });
     auto pool = pm::Pool::open(path);
     Cells* c = pool->root<Cells>("cells");
+    if (waits) {
+      EXPECT_EQ(c->x, 0u) << "CS2 took L2 while CS1, which released it early, was still open";
+      EXPECT_EQ(c->flag, 0u) << "CS1 did not complete";
+      EXPECT_EQ(c->data, 0u);
+      continue;
+    }
+    ASSERT_EQ(c->x, 1u) << "CS2 did not complete";
     if (!atlas) {
       EXPECT_EQ(c->flag, 1u) << "the SFR that set FLAG ended at the release of L2";
       EXPECT_EQ(c->data, 1u);
@@ -287,18 +309,55 @@ TEST_P(FlagData, ASectionThatAcquiredFromAnUndoneSectionIsUndoneToo) {
 
 INSTANTIATE_TEST_SUITE_P(
     Instrumentations, FlagData,
-    ::testing::Values(FlagDataCase{fl::Instrumentation::kX86, 0, true, "x86"},
-                      FlagDataCase{fl::Instrumentation::kStrand, 0, true, "strand"},
-                      FlagDataCase{fl::Instrumentation::kHops, 0, true, "hops"},
-                      // HOPS+ keeps no software history: its hardware orders
-                      // sections by lock commit order (closed nesting), so
-                      // CS2's stores would not persist before CS1 commits.
-                      // Recovered from an image in which they did (this
-                      // file's images), the state is the inconsistent one.
-                      FlagDataCase{fl::Instrumentation::kHopsPlus, 0, false, "hops_plus_without_its_hardware"},
-                      FlagDataCase{fl::Instrumentation::kX86, fl::internal::kNoSyncHistory, false,
+    ::testing::Values(FlagDataCase{fl::Instrumentation::kX86, 0, true, false, "x86"},
+                      FlagDataCase{fl::Instrumentation::kStrand, 0, true, false, "strand"},
+                      FlagDataCase{fl::Instrumentation::kHops, 0, true, false, "hops"},
+                      // HOPS+ keeps no software history: closed nesting
+                      // (HOPS+ paper §3) keeps L2 locked until CS1 ends.
+                      FlagDataCase{fl::Instrumentation::kHopsPlus, 0, true, true, "hops_plus"},
+                      // Without it, CS2 acquires from inside CS1 and
+                      // nothing tells recovery: the inconsistent state.
+                      FlagDataCase{fl::Instrumentation::kHopsPlus, fl::internal::kOpenNesting, false, false,
+                                   "hops_plus_without_closed_nesting"},
+                      FlagDataCase{fl::Instrumentation::kX86, fl::internal::kNoSyncHistory, false, false,
                                    "x86_without_the_synchronization_history"}),
     [](const auto& i) { return std::string(i.param.name); });
+
+// HOPS+ closed nesting (HOPS+ paper §3) in one thread's section: a lock
+// released early is taken back by a re-acquire in the same section without
+// locking it again, and every lock of the section is free once it ends.
+TEST(UndoLog, HopsPlusKeepsAnEarlyReleasedLockUntilTheOutermostSectionEnds) {
+  ferrite::test::TempPool pool("lg-closed", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  fl::LoggerOptions o;
+  o.language = fl::Language::kAtlas;
+  o.instrumentation = fl::Instrumentation::kHopsPlus;
+  fl::Logger lg(*pool, &c->log, 1, o);
+  fl::Lock a, b;
+  lg.acquire(0, a);
+  lg.acquire(0, b);
+  lg.write(0, &c->data, std::uint64_t{1});
+  lg.release(0, a);  // early: A stays locked
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    a.lock_for_read();
+    got.store(true);
+    a.unlock_for_read();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load()) << "A was handed over inside the open section";
+  lg.acquire(0, a);  // re-acquire: already held
+  lg.write(0, &c->flag, std::uint64_t{1});
+  lg.release(0, a);
+  EXPECT_TRUE(lg.in_region(0));
+  lg.release(0, b);  // the section ends: A and B are free
+  EXPECT_FALSE(lg.in_region(0));
+  t.join();
+  EXPECT_TRUE(got.load());
+  b.lock_for_read();  // free
+  b.unlock_for_read();
+  EXPECT_EQ(fl::recover_area(&c->log).regions_undone, 0u);
+}
 
 // A completed section that depends on an incomplete one is not pruned: its
 // entries stay until the dependency is pruned.

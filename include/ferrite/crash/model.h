@@ -68,12 +68,24 @@ struct StoreEvent {
 };
 
 // A load of pool memory. Only the litmus tool reports loads (the simulator
-// cannot see them): the hops+ model's hardware history follows them.
+// cannot see them; it sees lock hand-offs, LockEvent): the hops+ model's
+// hardware history follows them.
 struct LoadEvent {
   std::uint32_t thread = 0;
   std::uint64_t k = 0;
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
+};
+
+// A lock hand-off of the program (persist::note_acquired / note_releasing:
+// logging::Lock, the litmus tool's acquire / release). The hops+ model's
+// hardware history follows them: the lock word's coherence is the load that
+// orders the next critical section after the previous one.
+struct LockEvent {
+  std::uint32_t thread = 0;
+  std::uint64_t k = 0;
+  std::uint64_t lock = 0;  // the lock's identity (an address; a litmus lock's index)
+  bool acquired = false;   // false: being released
 };
 
 // The memories of a simulated pool, owned by the simulator. A run reads the
@@ -102,6 +114,9 @@ class ModelRun {
   virtual void on_store(const StoreEvent& e) = 0;
   // A load (litmus tool only). Models that ignore loads do nothing.
   virtual void on_load(const LoadEvent& /*e*/) {}
+  // A lock acquired or about to be released. Models that ignore lock
+  // hand-offs do nothing.
+  virtual void on_lock(const LockEvent& /*e*/) {}
   // sim::settle(): the media image already equals the working memory;
   // forget everything pending, epochs restart at 0.
   virtual void settle() = 0;

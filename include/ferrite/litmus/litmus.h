@@ -39,11 +39,14 @@ enum class OpKind {
   kLoad,     // load rN X
   kPwb,      // pwb X
   kVerb,     // pfence psync ofence dfence persist_barrier new_strand join_strand
+  kAcquire,  // acquire L [rN] : takes lock L (waits while another thread holds
+             // it); rN := how many times L was released before
+  kRelease,  // release L
 };
 
 struct Op {
   OpKind kind = OpKind::kStore;
-  std::string var;          // store/write/persist/load/pwb
+  std::string var;          // store/write/persist/load/pwb; acquire/release: the lock
   std::uint64_t value = 0;  // store/write/persist: the constant (if reg is empty)
   std::string reg;          // load: destination; store: source register (empty: constant)
   persist::Verb verb = persist::Verb::kPfence;  // kVerb
@@ -62,6 +65,7 @@ struct Test {
   std::vector<std::string> vars;                 // in declaration order
   std::map<std::string, std::uint64_t> init;     // every var (default 0)
   std::vector<std::vector<std::string>> groups;  // `line A B`: vars sharing a cache line
+  std::vector<std::string> locks;                // named by acquire / release, in order of appearance
   std::vector<std::vector<Op>> threads;
   std::vector<Atom> condition;                   // conjunction
   std::string condition_text;

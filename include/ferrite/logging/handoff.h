@@ -16,8 +16,11 @@
 // section of the consumer's thread): ATLAS's synchronization history (the
 // acquire entry names the release it follows; logging/undo_log.h). Without
 // it recovery keeps {FLAG[k] = v, DATA = old}: the paper's {FLAG=1,
-// DATA=0}. ATLAS only: a transaction or an SFR cannot release a lock inside
-// a region (the constructor refuses the other languages).
+// DATA=0}. Under the HOPS+ instrumentation (no software history) the
+// Logger keeps A locked until the produce ends (closed nesting, HOPS+ paper
+// §3): a consume then never reads a DATA a crash can undo. ATLAS only: a
+// transaction or an SFR cannot release a lock inside a region (the
+// constructor refuses the other languages).
 //
 // Thread safety: every member may be called concurrently with distinct tids.
 // Invariants (between sections): every FLAG[k] is 0 or a value some produce
@@ -72,7 +75,7 @@ class LoggedHandoff {
     // ORDER: the early release: from here another thread may read DATA.
     // CRASH: a crash before this section ends undoes it, and recovery
     // follows the synchronization history to every section that acquired
-    // A after this release.
+    // A after this release (HOPS+: A stays locked until the section ends).
     log_.release(tid, a_);
     const std::int64_t n = root_->count;
     log_.write(tid, &root_->count, n + 1);

@@ -48,6 +48,22 @@
 //             (Table 1, HOPS column: no write-back at all.)
 //   kHopsPlus as kHops without the software history (Table 1, HOPS+ column:
 //             the hardware orders critical sections by lock commit order).
+//             Under ATLAS it relies on closed nesting (HOPS+ paper §3: "run
+//             outermost critical sections in a serializable order using
+//             closed nesting, i.e., delaying the global visibility of
+//             updates from nested critical sections until the outermost
+//             critical sections complete ... by having private caches
+//             retain exclusive permissions for modified cachelines until
+//             the outermost CS releases its lock"). The unlock of a lock
+//             released inside an outermost section is such an update (the
+//             lock word): a lock released early stays locked until the
+//             section ends (its release entry and dfence are issued where
+//             the program releases it, Table 1; the mutex is handed over
+//             after the section's commit), so no section can acquire from
+//             a section a crash may undo, and recovery needs no history.
+//             Like HOPS+, this deadlocks a program that relies on open
+//             nesting (§3: "for such programs, SH must be recorded by
+//             software": use kHops).
 //   kStrand   Undo-Log(A); pwb log; persist_barrier; ST A; pwb A;
 //             new_strand — one strand per log/update pair; region end:
 //             join_strand; end entry; pwb; join_strand (Fig. 5).
@@ -431,6 +447,9 @@ class Lock {
     persist::note_releasing(this);
     mu_.unlock();
   }
+  // The unlock of a hand-off already announced (Logger::release, HOPS+
+  // closed nesting).
+  void unlock_only() { mu_.unlock(); }
   std::mutex mu_;
   detail::Dep last_;  // guarded by mu_: the last release (tid + 1, seq, clock)
 };
@@ -507,7 +526,14 @@ class Logger {
   // kSfr: every acquire and release ends the current SFR.
   void acquire(int tid, Lock& l) {
     State& s = st(tid);
-    l.take();
+    if (auto h = std::find(s.held.begin(), s.held.end(), &l); h != s.held.end()) {
+      // HOPS+ closed nesting: this section released `l` earlier and still
+      // holds it (the release is invisible until the section ends): the
+      // re-acquire takes it back without locking it again.
+      s.held.erase(h);
+    } else {
+      l.take();
+    }
     // ORDER: Lamport clock across release -> acquire (invariant I2).
     s.clock = std::max(s.clock, l.last_.clock);
     ++s.depth;
@@ -550,6 +576,23 @@ class Logger {
       make_durable(e);
     }
     l.last_ = {static_cast<std::uint64_t>(tid) + 1, seq, s.last_clock};
+    if (!ends && closed_nesting()) {
+      // ORDER: HOPS+ closed nesting (§3): the early release stays invisible
+      // — `l` stays locked — until the outermost section ends (below).
+      s.held.push_back(&l);
+      return;
+    }
+    if (!s.held.empty()) {
+      // ORDER: the outermost section ended (its end entry is durable,
+      // end_region): every hand-off is announced (the hops+ model's lock
+      // history) before any of the section's locks is free, then they are
+      // freed.
+      for (Lock* h : s.held) persist::note_releasing(h);
+      l.give();
+      for (Lock* h : s.held) h->unlock_only();
+      s.held.clear();
+      return;
+    }
     l.give();
   }
 
@@ -718,6 +761,9 @@ class Logger {
     // logged (write: a range logged once per region)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> logged;
     const std::vector<Lock*>* group = nullptr;  // the open Group's locks
+    // HOPS+ closed nesting: locks released inside the open outermost
+    // section, still locked until it ends (release).
+    std::vector<Lock*> held;
     // Guards `done`, log->head and the entries of the regions in `done`
     // once complete (the owner and helpers prune under it).
     std::mutex mu;
@@ -732,6 +778,13 @@ class Logger {
   State& st(int tid) {
     if (tid < 0 || tid >= threads_) throw std::out_of_range("logging: tid outside the logger's threads");
     return state_[static_cast<std::size_t>(tid)];
+  }
+  // HOPS+ under ATLAS: locks released inside an outermost section stay
+  // locked until it ends (kHopsPlus above; the broken variant
+  // kOpenNesting hands them over at once).
+  bool closed_nesting() const {
+    return opt_.instrumentation == Instrumentation::kHopsPlus && opt_.language == Language::kAtlas &&
+           (opt_.faults & internal::kOpenNesting) == 0;
   }
   bool writes_back() const {
     return opt_.instrumentation == Instrumentation::kX86 || opt_.instrumentation == Instrumentation::kStrand;

@@ -106,9 +106,11 @@ struct Backend {
   // emulated, nosync, off). The crash simulator answers per model (no
   // under `abstract`, whose pfence only orders this thread's write-backs).
   bool (*pfence_durable)() = nullptr;
-  // nullptr on every backend but the trace recorder's (model/trace.h): a
-  // lock of the persistent code was acquired (true) or is being released
-  // (false) — the timing model replays lock hand-offs between threads.
+  // nullptr on every backend but the trace recorder's (model/trace.h) and
+  // the crash simulator's: a lock of the persistent code was acquired (true)
+  // or is being released (false) — the timing model replays lock hand-offs
+  // between threads; the hops+ crash model orders critical sections by them
+  // (crash/model.h LockEvent).
   void (*lock_event)(const void* lock, bool acquired) = nullptr;
 };
 
@@ -239,9 +241,10 @@ inline void declare_store(const void* p, std::size_t n) {
 }
 
 // Annotations: the lock at `lock` has just been acquired / is about to be
-// released. Not verbs (not counted, no crash point); only the trace backend
-// looks at them (the timing model orders lock hand-offs by them). On other
-// backends a load and a not-taken branch.
+// released. Not verbs (not counted, no crash point); the trace backend (the
+// timing model orders lock hand-offs by them) and the crash simulator (the
+// hops+ model's hardware history) look at them. On other backends a load
+// and a not-taken branch.
 inline void note_acquired(const void* lock) {
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
   if (b->lock_event != nullptr) [[unlikely]]

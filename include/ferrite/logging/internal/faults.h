@@ -23,6 +23,11 @@ enum Fault : unsigned {
   // release) entry durable before the region ends (HOPS+ paper, Table 1:
   // "Log-Rel(L); DFENCE; Unlock L"): a completed region can be undone.
   kNoDurableEnd = 1u << 3,
+  // HOPS+ under ATLAS without closed nesting (HOPS+ paper §3): a lock
+  // released inside an outermost section is handed over at once, so a
+  // section can acquire from one a crash undoes — and HOPS+ keeps no
+  // software history to undo it with (Figure 1: {FLAG=1, DATA=0}).
+  kOpenNesting = 1u << 4,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
