@@ -616,7 +616,7 @@ class EpochSys {
   // (the caller fences where P4 needs it) and returned to the allocator.
   void destroy(int tid, PBlk* b) {
     b->epoch.store(0, std::memory_order_relaxed);  // l.50
-    persist::pwb(&b->epoch, sizeof(std::uint64_t));  // l.51
+    persist::pwb(&b->epoch, sizeof(std::uint64_t));  // l.51 [site: destroy-pwb]
     free_block(tid, b);
   }
 
@@ -648,7 +648,7 @@ class EpochSys {
       // begin_op was synced by the psync at l.63 of a later one). A psync:
       // the freed anti-node's block is reused, and its new contents are
       // written back by other threads.
-      if (freed_payloads) persist::psync();
+      if (freed_payloads) persist::psync();  // [site: p4-psync]
       while (!s.tbf_anti.empty() && s.tbf_anti.front().first <= s.e_curr) {
         destroy(tid, s.tbf_anti.front().second);
         s.tbf_anti.pop_front();
