@@ -29,8 +29,8 @@ fm::EpochOptions manual() {
 // A bare epoch system on a root of its own, for the tests of the API.
 struct Bare {
   TempPool pool{"montage"};
-  fm::MontageRoot* root = pool->create_root<fm::MontageRoot>("m");
-  std::unique_ptr<fm::EpochSys<>> es = fm::EpochSys<>::create(*pool, root, 2, manual());
+  std::unique_ptr<fm::EpochSys<>> es = fm::EpochSys<>::create(*pool, "m", fm::Kind::kTest, 2, manual());
+  fm::MontageRoot* root = pool->root<fm::MontageRoot>("m");
   fm::CASObj obj{0};
 };
 
@@ -100,10 +100,9 @@ TEST(EpochSys, SyncAdvancesTwoEpochsAndWritesBackEveryBuffer) {
 
 TEST(EpochSys, TheBackgroundAdvancerMovesOnlyAfterCommits) {
   TempPool pool{"montage"};
-  auto* root = pool->create_root<fm::MontageRoot>("m");
   fm::EpochOptions o;
   o.epoch_length = std::chrono::microseconds{500};
-  auto es = fm::EpochSys<>::create(*pool, root, 1, o);
+  auto es = fm::EpochSys<>::create(*pool, "m", fm::Kind::kTest, 1, o);
   fm::CASObj obj{0};
   const std::uint64_t e0 = es->epoch();
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -164,9 +163,7 @@ TEST(EpochSys, RecoveryKeepsSyncedPayloadsAndMovesTheEpochPastTheCrashedRun) {
   TempPool pool{"montage"};
   std::uint64_t old_epoch = 0;
   {
-    auto* root = pool->create_root<fm::MontageRoot>("m");
-    root->kind = static_cast<std::uint64_t>(fm::Kind::kTest);
-    auto es = fm::EpochSys<>::create(*pool, root, 1, manual());
+    auto es = fm::EpochSys<>::create(*pool, "m", fm::Kind::kTest, 1, manual());
     fm::CASObj obj{0};
     for (std::int64_t i = 1; i <= 3; ++i) {
       es->pnew<Val>(0, Val{i});

@@ -83,10 +83,8 @@ class Bst {
 
   static std::unique_ptr<Bst> create(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
                                      const EpochOptions& opt = {}) {
-    auto* root = pool.create_root<MontageRoot>(name);
-    root->kind = static_cast<std::uint64_t>(Kind::kBst);
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
-    t->es_ = Sys::create(pool, root, threads, opt);
+    t->es_ = Sys::create(pool, name, Kind::kBst, threads, opt);
     t->init_sentinels(new Node(0, 1, nullptr));  // leaf(inf0)
     return t;
   }

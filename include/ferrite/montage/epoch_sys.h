@@ -106,6 +106,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -199,26 +200,20 @@ struct RecoveryStats {
 template <unsigned F = fault::kNone>
 class EpochSys {
  public:
-  static constexpr std::uint64_t kInitialEpoch = 4;  // >= 2: e-2 never underflows
+  static constexpr std::uint64_t kInitialEpoch = MontageRoot::kInitialEpoch;
   static constexpr int kClasses = 7;                 // 64 B .. 4 KiB blocks
   static constexpr std::size_t class_bytes(int c) { return std::size_t{64} << c; }
   static constexpr std::size_t kMaxPayload = (std::size_t{64} << (kClasses - 1)) - sizeof(PBlkHeader);
 
   // ------------------------------------------------------------ lifecycle
-  // A fresh epoch system in `root` (a MontageRoot just created in `pool`).
-  static std::unique_ptr<EpochSys> create(pmem::Pool& pool, MontageRoot* root, int threads,
+  // A fresh epoch system in a new root `name` of `pool` for a structure of
+  // `kind`. The root is initialized by its constructor inside
+  // Pool::create_root, whose write-back and publication (psync) make it
+  // durable whole: create issues no persistence verb of its own.
+  static std::unique_ptr<EpochSys> create(pmem::Pool& pool, std::string_view name, Kind kind, int threads,
                                           const EpochOptions& opt = {}) {
     check_threads(threads);
-    root->max_threads = static_cast<std::uint64_t>(threads);
-    for (int t = 0; t < kMaxThreads; ++t) {
-      root->descs[t].tid = static_cast<std::uint64_t>(t);
-      root->descs[t].type = kDescType;
-    }
-    root->global_epoch.store(kInitialEpoch, std::memory_order_relaxed);
-    // PERSIST: the root is written back before the pool publishes it
-    // (Pool::create_root); this covers what create() changed after.
-    persist::pwb(root, sizeof(MontageRoot));
-    persist::psync();
+    auto* root = pool.create_root<MontageRoot>(name, static_cast<std::uint64_t>(kind), static_cast<std::uint64_t>(threads));
     return std::unique_ptr<EpochSys>(new EpochSys(pool, root, threads, opt, kInitialEpoch));
   }
   // Recovery (§3.4), then a running epoch system. `kept` receives every
@@ -621,7 +616,7 @@ class EpochSys {
   // (the caller fences where P4 needs it) and returned to the allocator.
   void destroy(int tid, PBlk* b) {
     b->epoch.store(0, std::memory_order_relaxed);  // l.50
-    persist::pwb(&b->epoch, sizeof(std::uint64_t));  // l.51
+    persist::pwb(&b->epoch, sizeof(std::uint64_t));  // l.51 [site: destroy-pwb]
     free_block(tid, b);
   }
 
@@ -653,7 +648,7 @@ class EpochSys {
       // begin_op was synced by the psync at l.63 of a later one). A psync:
       // the freed anti-node's block is reused, and its new contents are
       // written back by other threads.
-      if (freed_payloads) persist::psync();
+      if (freed_payloads) persist::psync();  // [site: p4-psync]
       while (!s.tbf_anti.empty() && s.tbf_anti.front().first <= s.e_curr) {
         destroy(tid, s.tbf_anti.front().second);
         s.tbf_anti.pop_front();

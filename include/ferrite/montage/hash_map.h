@@ -66,10 +66,8 @@ class HashMap {
 
   static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
                                          const HashMapOptions& hm = {}, const EpochOptions& opt = {}) {
-    auto* root = pool.create_root<MontageRoot>(name);
-    root->kind = static_cast<std::uint64_t>(Kind::kHashMap);
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
-    m->es_ = Sys::create(pool, root, threads, opt);
+    m->es_ = Sys::create(pool, name, Kind::kHashMap, threads, opt);
     return m;
   }
   static std::unique_ptr<HashMap> attach(pmem::Pool& pool, std::string_view name, int threads,

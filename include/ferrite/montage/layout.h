@@ -131,6 +131,24 @@ struct MontageRoot {
   static constexpr std::uint32_t kTypeVersion = 1;
   static constexpr const char* kTypeName = "montage";
 
+  // The first epoch of a fresh root: >= 2, so e-2 never underflows.
+  static constexpr std::uint64_t kInitialEpoch = 4;
+
+  MontageRoot() = default;
+  // A fresh root for `kind` (a montage::Kind) and `threads` descriptors,
+  // initialized here, inside Pool::create_root: its write-back and the
+  // header slot's psync cover every field before the root is published,
+  // so a crash during creation leaves no root or a complete one (the
+  // campaigns' --crash-create found roots published with kind 0 when
+  // EpochSys::create set these fields after the publication).
+  MontageRoot(std::uint64_t kind_, std::uint64_t threads) : kind(kind_), max_threads(threads) {
+    for (int t = 0; t < kMaxThreads; ++t) {
+      descs[t].tid = static_cast<std::uint64_t>(t);
+      descs[t].type = kDescType;
+    }
+    global_epoch.store(kInitialEpoch, std::memory_order_relaxed);
+  }
+
   std::uint64_t magic = kRootMagic;
   std::uint64_t kind = 0;  // which structure (montage::Kind)
   std::uint64_t max_threads = 0;

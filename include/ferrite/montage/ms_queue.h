@@ -58,10 +58,8 @@ class MSQueue {
 
   static std::unique_ptr<MSQueue> create(pmem::Pool& pool, std::string_view name, int threads,
                                          const EpochOptions& opt = {}) {
-    auto* root = pool.create_root<MontageRoot>(name);
-    root->kind = static_cast<std::uint64_t>(Kind::kQueue);
     auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
-    q->es_ = Sys::create(pool, root, threads, opt);
+    q->es_ = Sys::create(pool, name, Kind::kQueue, threads, opt);
     q->init_empty();
     return q;
   }

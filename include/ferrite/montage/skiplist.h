@@ -93,10 +93,8 @@ class SkipList {
 
   static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
                                           const SkipListOptions& so = {}, const EpochOptions& opt = {}) {
-    auto* root = pool.create_root<MontageRoot>(name);
-    root->kind = static_cast<std::uint64_t>(Kind::kSkipList);
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
-    l->es_ = Sys::create(pool, root, threads, opt);
+    l->es_ = Sys::create(pool, name, Kind::kSkipList, threads, opt);
     return l;
   }
   static std::unique_ptr<SkipList> attach(pmem::Pool& pool, std::string_view name, int threads,

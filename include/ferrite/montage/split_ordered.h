@@ -119,10 +119,8 @@ class SplitOrderedMap {
 
   static std::unique_ptr<SplitOrderedMap> create(pmem::Pool& pool, std::string_view name, int threads,
                                                  const SplitOrderedOptions& so = {}, const EpochOptions& opt = {}) {
-    auto* root = pool.create_root<MontageRoot>(name);
-    root->kind = static_cast<std::uint64_t>(Kind::kSplitOrdered);
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
-    m->es_ = Sys::create(pool, root, threads, opt);
+    m->es_ = Sys::create(pool, name, Kind::kSplitOrdered, threads, opt);
     m->size_.store(m->initial_, std::memory_order_relaxed);
     m->slot(0).store(new Node(0, 0, nullptr), std::memory_order_release);  // SS: T[0] = dummy(0)
     return m;
