@@ -202,6 +202,10 @@ struct Machine {
   std::string timestamp_utc;
 };
 Machine machine_info();
+// The median of v (the mean of the middle two for an even count; 0 if empty).
+double median(std::vector<double> v);
+// A pool file name in dir no other run of this process uses.
+std::string fresh_pool_path(const std::string& dir);
 // Human-readable reasons the numbers may be unrepresentative (empty: none).
 std::vector<std::string> build_warnings();
 

@@ -26,6 +26,19 @@
 
 namespace ferrite::bench {
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string fresh_pool_path(const std::string& dir) {
+  static std::atomic<std::uint64_t> counter{0};
+  return fmt::format("{}/ferrite-bench-{}-{}.pool", dir, ::getpid(),
+                     counter.fetch_add(1, std::memory_order_relaxed));
+}
+
 // ------------------------------------------------------------------ workloads
 
 std::string workload_name(Workload w) {
@@ -167,11 +180,6 @@ void pin_to_cpu(int tid) {
   (void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-std::string fresh_pool_path(const std::string& dir) {
-  static std::atomic<std::uint64_t> counter{0};
-  return fmt::format("{}/ferrite-bench-{}-{}.pool", dir, ::getpid(),
-                     counter.fetch_add(1, std::memory_order_relaxed));
-}
 
 // The key-mix prefill inserts `prefill` distinct keys of [1, range]: the
 // i-th is 1 + (i * stride) mod range with stride coprime to range (a
@@ -428,13 +436,6 @@ std::vector<const Technique*> techniques_for(Structure s) {
 }
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 Record base_record(const Experiment& e, const Technique& t, int threads) {
   Record r;

@@ -20,8 +20,6 @@
 // recovered in 1.4 s on one thread; the issue's: >= 1 GB/s per thread.
 #include "bench_recovery.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -148,11 +146,6 @@ std::size_t pool_bytes(std::uint64_t keys, std::size_t value_size) {
   return (bytes + (std::size_t{1} << 20) - 1) & ~((std::size_t{1} << 20) - 1);  // whole MiB (a 4 KiB multiple)
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 const std::vector<std::string>& recovery_bench_techniques() {
@@ -182,7 +175,7 @@ int run_recovery_bench(const RecoveryBenchArgs& a) {
     if (t == nullptr) throw std::invalid_argument("no recovery target " + name);
     for (std::uint64_t mib : a.live_mib) {
       const std::uint64_t keys = std::max<std::uint64_t>(1, (mib << 20) / entry);
-      const std::string path = fmt::format("{}/ferrite-recovery-bench-{}.pool", a.pool_dir, ::getpid());
+      const std::string path = bench::fresh_pool_path(a.pool_dir);
       struct Remove {
         const std::string& p;
         ~Remove() { std::remove(p.c_str()); }
@@ -204,11 +197,11 @@ int run_recovery_bench(const RecoveryBenchArgs& a) {
         }
         const double live = static_cast<double>(keys * entry);
         const double scanned = static_cast<double>(last.stats.slabs) * 65536.0;
-        const double med = median(rec_s);
+        const double med = bench::median(rec_s);
         const double gbps = med > 0 ? live / med / 1e9 : 0;
         std::printf("%-19s %8llu %10llu %11.0f %3d %9.1f %9.1f (%5.1f..%5.1f) %9.2f %13.2f%s\n", name.c_str(),
                     static_cast<unsigned long long>(mib), static_cast<unsigned long long>(keys), scanned / 1048576.0, r,
-                    median(open_s) * 1e3, med * 1e3, *std::min_element(rec_s.begin(), rec_s.end()) * 1e3,
+                    bench::median(open_s) * 1e3, med * 1e3, *std::min_element(rec_s.begin(), rec_s.end()) * 1e3,
                     *std::max_element(rec_s.begin(), rec_s.end()) * 1e3, gbps, gbps / r,
                     last.check.empty() ? "" : ("  FAILED: " + last.check).c_str());
         std::fflush(stdout);
