@@ -86,39 +86,21 @@ TEST_P(SelaPetrankCrash, SurvivesSampledCrashesOfTwoAndThreeThreadRunsOnAUsedPoo
 
 // Every broken variant registered for this queue is caught.
 TEST_P(SelaPetrankCrash, EveryBrokenVariantIsCaught) {
-  int variants = 0;
-  for (const auto& s : cr::subjects()) {
-    if (s.structure != GetParam() || !s.expect_violation) continue;
-    ++variants;
-    for (const auto& model : ferrite::test::claimed_models(s)) {
-      cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.ops = scaled(60, 30);
-      cfg.images = 4;
-      cfg.seed = 29;
-      cfg.max_details = 1;
-      cfg.stop_after_violations = 1;  // the verdict is the first catch
-      auto r = cr::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      if (r.violations == 0) {
-        // A step that only another thread's write-backs expose (OptLinkedQ's
-        // record fence): every verb of a 2-thread run.
-        cfg.threads = 2;
-        cfg.ops = 600;
-        cfg.seed = 11;
-        cfg.crash_points = std::size_t{1} << 20;
-        r = cr::run_campaign(s, cfg);
-        ASSERT_TRUE(r.error.empty()) << r.error;
-      }
-      EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under the " << model
-                                  << " model";
-      std::printf("[sela-petrank-crash] %s/%s [%s]: caught with %d thread(s) after %llu images%s\n",
-                  s.structure.c_str(), s.variant.c_str(), model.c_str(), cfg.threads,
-                  static_cast<unsigned long long>(r.images_checked),
-                  r.details.empty() ? "" : ("; first: " + r.details[0].property + " " + r.details[0].reason).c_str());
-    }
-  }
-  EXPECT_GE(variants, 2) << "broken variants registered for " << GetParam();
+  cr::CampaignConfig cfg;
+  cfg.ops = scaled(60, 30);
+  cfg.images = 4;
+  cfg.seed = 29;
+  cfg.max_details = 1;
+  cfg.stop_after_violations = 1;  // the verdict is the first catch
+  // A step that only another thread's write-backs expose (OptLinkedQ's
+  // record fence): every verb of a 2-thread run.
+  cr::CampaignConfig two = cfg;
+  two.threads = 2;
+  two.ops = 600;
+  two.seed = 11;
+  two.crash_points = std::size_t{1} << 20;
+  EXPECT_GE(ferrite::test::expect_every_broken_variant_caught(GetParam(), cfg, "sela-petrank-crash", two), 2)
+      << "broken variants registered for " << GetParam();
 }
 
 // >= 10,000 images per model over 2- and 3-thread runs (docs/baselines.md).

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/models.h"
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
@@ -34,13 +35,7 @@ inline crash::CampaignResult expect_caught(const crash::SubjectInfo& s, const st
   cfg.pool_size = std::size_t{2} << 20;
   cfg.max_details = 1;
   cfg.stop_after_violations = 1;  // the verdict is the first catch
-  const auto r = crash::run_campaign(s, cfg);
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under " << model;
-  std::printf("[%s] %s/%s [%s]: caught, %llu violations in %llu images%s\n", tag, s.structure.c_str(),
-              s.variant.c_str(), model.c_str(), ull(r.violations), ull(r.images_checked),
-              r.details.empty() ? "" : ("; first: " + r.details[0].engine + ": " + r.details[0].reason).c_str());
-  return r;
+  return ferrite::test::expect_caught(s, cfg, tag);
 }
 
 }  // namespace ferrite::test::logging
