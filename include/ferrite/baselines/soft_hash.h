@@ -94,7 +94,7 @@
 //      PNode (value1's pwb + psync precede the VNode store).
 //   P4 At most one durable valid PNode per key (from I3, P1, P2: a new
 //      node for a key is linked only after the old one is DELETED).
-//   P5 PNodes live in slabs (64 KiB heap blocks) that are zeroed, written
+//   P5 PNodes live in slabs (heap blocks, 64 KiB by default) that are zeroed, written
 //      back and psynced before they are linked into the root's slab list,
 //      and linked (pwb + psync of the root's head) before any of their
 //      PNodes is used: recovery finds every PNode that was ever used and
@@ -174,31 +174,37 @@ static_assert(offsetof(PNode, key) == 8);
 static_assert(offsetof(PNode, value0) == 16);
 static_assert(offsetof(PNode, value1) == 24);
 
-// A slab: a 64 KiB heap block, a header line, then PNodes. Linked into the
-// root's list once, never unlinked or freed (as the paper's designated
-// persistent areas; the PNodes inside are recycled).
-inline constexpr std::size_t kSlabBytes = std::size_t{64} << 10;
+// A slab: a heap block of the root's slab_bytes (64 KiB by default), a
+// header line, then PNodes. Linked into the root's list once, never
+// unlinked or freed (as the paper's designated persistent areas; the PNodes
+// inside are recycled).
+inline constexpr std::size_t kDefaultSlabBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kMinSlabBytes = 2 * 64;
 inline constexpr std::uint64_t kSlabMagic = 0x534F'4654'534C'4142ull;  // "SOFTSLAB"
 struct alignas(64) Slab {
   Slab* next;            // the next slab of the root's list (immutable once linked)
   std::uint64_t magic;   // kSlabMagic
   std::uint8_t pad[48];
-  PNode nodes[(kSlabBytes - 64) / sizeof(PNode)];
+  PNode* nodes() { return reinterpret_cast<PNode*>(this + 1); }  // slab_bytes / 64 - 1 of them
 };
-static_assert(sizeof(Slab) == kSlabBytes);
-inline constexpr std::size_t kSlabNodes = (kSlabBytes - 64) / sizeof(PNode);
+static_assert(sizeof(Slab) == 64);
 
-// The durable root: the slab list and the bucket count the table was
-// created with (so attach rebuilds the same table shape).
+// The durable root: the slab list, the bucket count the table was created
+// with (so attach rebuilds the same table shape) and the slab size.
 struct SoftRoot {
   static constexpr std::uint32_t kTypeTag = 0x42A5'0024;
   static constexpr std::uint32_t kTypeVersion = 1;
   static constexpr const char* kTypeName = "baselines::SoftHashTable";
   std::atomic<Slab*> slabs{nullptr};
   std::uint64_t n_buckets = 0;
-  explicit SoftRoot(std::uint64_t n) : n_buckets(n) {}
+  std::uint64_t slab_bytes = 0;  // a multiple of 64, >= kMinSlabBytes
+  SoftRoot(std::uint64_t n, std::uint64_t sb) : n_buckets(n), slab_bytes(sb) {}
+  std::size_t slab_nodes() const { return static_cast<std::size_t>(slab_bytes / sizeof(PNode) - 1); }
 };
-static_assert(sizeof(SoftRoot) == 16);
+static_assert(sizeof(SoftRoot) == 24);
+static_assert(offsetof(SoftRoot, slabs) == 0);
+static_assert(offsetof(SoftRoot, n_buckets) == 8);
+static_assert(offsetof(SoftRoot, slab_bytes) == 16);
 
 // The node states, in the low two bits of a VNode's own next word.
 enum State : std::uintptr_t { kInserted = 0, kIntendToDelete = 1, kIntendToInsert = 2, kDeleted = 3 };
@@ -228,11 +234,16 @@ class SoftHashTable {
  public:
   static constexpr bool kDurable = true;
 
-  // A new table under root `name` of `pool` (single-threaded).
+  // A new table under root `name` of `pool` (single-threaded). slab_bytes:
+  // the size of the pool blocks PNodes are carved from (crash campaigns use
+  // small ones: zeroing a slab writes back each of its lines).
   static std::unique_ptr<SoftHashTable> create(pmem::Pool& pool, std::string_view name, int threads,
-                                               std::uint64_t buckets) {
+                                               std::uint64_t buckets,
+                                               std::size_t slab_bytes = soft::kDefaultSlabBytes) {
     if (buckets == 0) buckets = 1;
-    auto* root = pool.create_root<soft::SoftRoot>(name, buckets);  // persists root, then names it
+    if (slab_bytes < soft::kMinSlabBytes || slab_bytes % 64 != 0 || slab_bytes > pool.heap().max_block())
+      throw std::invalid_argument("SoftHashTable: slab_bytes must be a multiple of 64 in [128, 64 KiB]");
+    auto* root = pool.create_root<soft::SoftRoot>(name, buckets, slab_bytes);  // persists root, then names it
     return std::unique_ptr<SoftHashTable>(new SoftHashTable(pool, root, threads));
   }
   // The table under root `name`: the paper's recovery (scan, rebuild).
@@ -369,6 +380,9 @@ class SoftHashTable {
     return n;
   }
 
+  // The newest slab (tests).
+  const void* first_slab() const { return root_->slabs.load(std::memory_order_acquire); }
+
   // The root type's recover hook (pmem/root_registry.h): marks every slab.
   // Writes nothing; the PNodes are classified by attach().
   static void recover_root(pmem::Pool&, soft::SoftRoot* r, const std::function<void(void*)>& mark_live) {
@@ -384,6 +398,7 @@ class SoftHashTable {
  private:
   SoftHashTable(pmem::Pool& pool, soft::SoftRoot* root, int threads)
       : threads_(threads), heap_(&pool.heap()), root_(root),
+        slab_nodes_(root->slab_nodes()),
         heads_(static_cast<std::size_t>(root->n_buckets)),
         local_(static_cast<std::size_t>(threads)),
         ebr_(threads) {
@@ -577,7 +592,7 @@ class SoftHashTable {
   // ------------------------------------------------------------- PNodes
   struct Local {
     Slab* slab = nullptr;       // the slab this thread carves from
-    std::size_t used = soft::kSlabNodes;
+    std::size_t used = SIZE_MAX;  // none left: the first allocation takes a slab
     std::vector<PNode*> free;   // recycled PNodes (DRAM; rebuilt by recovery)
   };
 
@@ -588,11 +603,11 @@ class SoftHashTable {
       l.free.pop_back();
       return p;
     }
-    if (l.used == soft::kSlabNodes) {
+    if (l.used >= slab_nodes_) {
       l.slab = new_slab(tid);
       l.used = 0;
     }
-    return &l.slab->nodes[l.used++];
+    return &l.slab->nodes()[l.used++];
   }
   void free_pnode(PNode* p, int tid) { local_[static_cast<std::size_t>(tid)].value.free.push_back(p); }
 
@@ -606,8 +621,9 @@ class SoftHashTable {
 
   // P5: zeroed and durable, then linked into the root (durable), then used.
   Slab* new_slab(int tid) {
-    auto* s = static_cast<Slab*>(heap_->alloc(sizeof(Slab), tid));
-    std::memset(static_cast<void*>(s), 0, sizeof(Slab));  // every PNode (0,0,0): not valid
+    const std::size_t bytes = static_cast<std::size_t>(root_->slab_bytes);
+    auto* s = static_cast<Slab*>(heap_->alloc(bytes, tid));
+    std::memset(static_cast<void*>(s), 0, bytes);  // every PNode (0,0,0): not valid
     s->magic = soft::kSlabMagic;
     Slab* h = root_->slabs.load(std::memory_order_acquire);
     for (;;) {
@@ -615,7 +631,7 @@ class SoftHashTable {
       // PERSIST: the slab (zeroed PNodes, header) is durable before the
       // root can name it. CRASH: before the CAS is durable the slab is
       // unreachable: the pool frees it; none of its PNodes was used.
-      persist::pwb(s, sizeof(Slab));
+      persist::pwb(s, bytes);
       persist::psync();
       if (root_->slabs.compare_exchange_strong(h, s, std::memory_order_acq_rel, std::memory_order_acquire)) break;
     }
@@ -633,7 +649,8 @@ class SoftHashTable {
     for (Slab* s = root_->slabs.load(std::memory_order_acquire); s != nullptr; s = s->next) {
       if (++steps > kMaxListWalk || s->magic != soft::kSlabMagic)
         throw std::runtime_error("SoftHashTable: corrupt slab list");
-      for (PNode& p : s->nodes) {
+      for (std::size_t j = 0; j < slab_nodes_; ++j) {
+        PNode& p = s->nodes()[j];
         bool keep = p.is_valid();
         if constexpr ((Faults & soft::internal::kRecoveryIgnoresDeleted) != 0)
           keep = p.valid_start.load(std::memory_order_relaxed) == p.valid_end.load(std::memory_order_relaxed) &&
@@ -670,6 +687,7 @@ class SoftHashTable {
   int threads_;
   pmem::Heap* heap_;
   soft::SoftRoot* root_;
+  std::size_t slab_nodes_;                         // PNodes per slab
   std::vector<VNode> heads_;                       // sentinels, INSERTED, key unused
   std::vector<sync::CachePadded<Local>> local_;    // before ebr_: EBR's deleters push here
   sync::Ebr ebr_;
