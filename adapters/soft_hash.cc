@@ -22,6 +22,9 @@
 //                              state becomes INSERTED (map)
 //   recovery-ignores-deleted   recovery keeps PNodes whose deleted bit is
 //                              set (map and set): removed keys come back
+//   no-help-create             (set) an insert that meets its key
+//                              INTEND_TO_INSERT moves it to INSERTED without
+//                              creating the PNode: needs 2 threads
 //
 // Buckets: one per key of the bench's key range (load factor 1, as the
 // other hash maps); 1 in crash campaigns, so threads meet in one list.
@@ -79,6 +82,7 @@ using OneFlush = SoftP<fs::Order::kOneFlush>;
 using BodyFirst = SoftP<fs::Order::kBodyFirst>;
 using NoCreatePwb = SoftP<fs::Order::kBodyFirst, fs::internal::kNoCreatePwb>;
 using IgnoresDeleted = SoftP<fs::Order::kBodyFirst, fs::internal::kRecoveryIgnoresDeleted>;
+using NoHelpCreate = SoftP<fs::Order::kBodyFirst, fs::internal::kNoHelpCreate>;
 
 fa::Registration reg(const char* subject, const char* variant, bool broken, bool ablation, const char* description) {
   auto r = fa::durable_competitor("soft-hashmap", subject, "soft", variant, broken, description);
@@ -113,3 +117,6 @@ FERRITE_REGISTER_ADAPTER(Map<IgnoresDeleted>,
 FERRITE_REGISTER_ADAPTER(Set<IgnoresDeleted>,
                          reg("soft-hashset", "recovery-ignores-deleted", true, false,
                              "recovery keeps PNodes whose deleted bit is set (validStart == validEnd suffices)"));
+FERRITE_REGISTER_ADAPTER(Set<NoHelpCreate>,
+                         reg("soft-hashset", "no-help-create", true, false,
+                             "an insert that finds its key INTEND_TO_INSERT moves it to INSERTED without creating the PNode"));

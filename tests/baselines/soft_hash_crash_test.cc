@@ -12,7 +12,9 @@
 //   * the paper's single-flush create caught under the abstract model (a
 //     torn line holds the new validity bits over the old key): what the
 //     x86-only claim is about;
-//   * each broken variant caught under both models.
+//   * each broken variant caught under both models (no-help-create: only a
+//     second thread's insert exposes it, 2 threads, every crash point until
+//     the first catch).
 // Every image is recovered in a worker process that never saw the crashed
 // run (docs/crash.md §2): recovery is the scan of the slabs.
 #include <gtest/gtest.h>
@@ -176,7 +178,8 @@ TEST_P(SoftBroken, IsCaughtUnderEveryClaimedModel) {
 INSTANTIATE_TEST_SUITE_P(Soft, SoftBroken,
                          ::testing::Values(BrokenCase{"soft-hashmap", "no-create-pwb", 1},
                                            BrokenCase{"soft-hashmap", "recovery-ignores-deleted", 1},
-                                           BrokenCase{"soft-hashset", "recovery-ignores-deleted", 1}),
+                                           BrokenCase{"soft-hashset", "recovery-ignores-deleted", 1},
+                                           BrokenCase{"soft-hashset", "no-help-create", 2}),
                          ferrite::test::broken_case_name);
 
 }  // namespace

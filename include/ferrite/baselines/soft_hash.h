@@ -502,7 +502,7 @@ class SoftHashTable {
         }
         result = true;
       }
-      create(node);
+      if (result || (Faults & soft::internal::kNoHelpCreate) == 0) create(node);
       // P1: the PNode is valid and durable; now the insert takes effect.
       while (state_of(node->next.load(std::memory_order_acquire)) == soft::kIntendToInsert)
         state_cas(node, soft::kIntendToInsert, soft::kInserted);

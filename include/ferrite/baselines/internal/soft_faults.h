@@ -15,6 +15,10 @@ enum Fault : unsigned {
   // Recovery keeps every PNode whose validStart == validEnd, ignoring the
   // deleted bit: removed keys come back.
   kRecoveryIgnoresDeleted = 1u << 1,
+  // An insert that finds its key INTEND_TO_INSERT moves the state to
+  // INSERTED without creating (writing back) the PNode first: only a second
+  // thread's insert exposes it.
+  kNoHelpCreate = 1u << 2,
 };
 
 }  // namespace ferrite::baselines::soft::internal
