@@ -34,6 +34,10 @@
 // reused with pValidity = !validEnd, so its previous incarnation (deleted:
 // validStart == validEnd == deleted) reads as not-valid until the new
 // validEnd is written, and as deleted again once the new deleted is.
+// (Deviation: the paper's alloc() takes !validStart, and its recovery sets
+// validStart = validEnd on every PNode it frees; !validEnd is the same
+// value on every PNode that was never torn by a crash and needs no write
+// in recovery.)
 //
 // Two create() orders (template parameter Order).
 //   * Order::kOneFlush — the paper's: validStart, key, value, validEnd are
@@ -68,6 +72,10 @@
 // same key are blocking (a deviation), everything else is lock-free. A
 // table is used either as a set or as a map, never both (a set remove does
 // not take the lock).
+//
+// Not built from the paper: its Link-Free algorithm (the paper's other
+// design), the SOFT skip list of the authors' artifact, a resizable table,
+// and a parallel recovery (attach scans the slabs on one thread).
 //
 // Thread safety: every operation is safe concurrently for distinct tids in
 // [0, threads); set operations are lock-free, map put/erase of one present
