@@ -36,8 +36,9 @@
 // validEnd is written, and as deleted again once the new deleted is.
 // (Deviation: the paper's alloc() takes !validStart, and its recovery sets
 // validStart = validEnd on every PNode it frees; !validEnd is the same
-// value on every PNode that was never torn by a crash and needs no write
-// in recovery.)
+// value wherever validStart == validEnd, needs no write in recovery, and
+// stays right for a body-first PNode whose link CAS failed after its
+// validStart was written.)
 //
 // Two create() orders (template parameter Order).
 //   * Order::kOneFlush — the paper's: validStart, key, value, validEnd are
