@@ -22,6 +22,8 @@
 //                              state becomes INSERTED (map)
 //   recovery-ignores-deleted   recovery keeps PNodes whose deleted bit is
 //                              set (map and set): removed keys come back
+//   no-update-pwb              (map) a put on a present key publishes its
+//                              value without writing the PNode's value1 back
 //   no-help-create             (set) an insert that meets its key
 //                              INTEND_TO_INSERT moves it to INSERTED without
 //                              creating the PNode: needs 2 threads
@@ -83,6 +85,7 @@ using BodyFirst = SoftP<fs::Order::kBodyFirst>;
 using NoCreatePwb = SoftP<fs::Order::kBodyFirst, fs::internal::kNoCreatePwb>;
 using IgnoresDeleted = SoftP<fs::Order::kBodyFirst, fs::internal::kRecoveryIgnoresDeleted>;
 using NoHelpCreate = SoftP<fs::Order::kBodyFirst, fs::internal::kNoHelpCreate>;
+using NoUpdatePwb = SoftP<fs::Order::kBodyFirst, fs::internal::kNoUpdatePwb>;
 
 fa::Registration reg(const char* subject, const char* variant, bool broken, bool ablation, const char* description) {
   auto r = fa::durable_competitor("soft-hashmap", subject, "soft", variant, broken, description);
@@ -120,3 +123,6 @@ FERRITE_REGISTER_ADAPTER(Set<IgnoresDeleted>,
 FERRITE_REGISTER_ADAPTER(Set<NoHelpCreate>,
                          reg("soft-hashset", "no-help-create", true, false,
                              "an insert that finds its key INTEND_TO_INSERT moves it to INSERTED without creating the PNode"));
+FERRITE_REGISTER_ADAPTER(Map<NoUpdatePwb>,
+                         reg("soft-hashmap", "no-update-pwb", true, false,
+                             "a put on a present key publishes its value without writing value1 back"));

@@ -117,8 +117,10 @@ INSTANTIATE_TEST_SUITE_P(Soft, SoftCorrect,
 // is named; the first slab is zeroed and durable before the root links
 // it), and during the recovery that follows (the slab walk writes nothing:
 // the recovery crash points are the pool's).
-TEST(SoftRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
-  const auto& s = subject("soft-hashmap", "correct-body-first");
+class SoftRecovery : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SoftRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
+  const auto& s = subject(GetParam().structure, GetParam().variant);
   for (const auto& model : ferrite::test::claimed_models(s)) {
     SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
@@ -138,6 +140,10 @@ TEST(SoftRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     ferrite::test::print_recovery_campaign("[soft]", s, model, r);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Soft, SoftRecovery,
+                         ::testing::Values(Case{"soft-hashmap", "correct"}, Case{"soft-hashmap", "correct-body-first"}),
+                         ferrite::test::case_name);
 
 // The paper's create writes validStart, key, value, validEnd into one line
 // and writes it back once. Under the abstract model a pending write-back
@@ -177,6 +183,7 @@ TEST_P(SoftBroken, IsCaughtUnderEveryClaimedModel) {
 
 INSTANTIATE_TEST_SUITE_P(Soft, SoftBroken,
                          ::testing::Values(BrokenCase{"soft-hashmap", "no-create-pwb", 1},
+                                           BrokenCase{"soft-hashmap", "no-update-pwb", 1},
                                            BrokenCase{"soft-hashmap", "recovery-ignores-deleted", 1},
                                            BrokenCase{"soft-hashset", "recovery-ignores-deleted", 1},
                                            BrokenCase{"soft-hashset", "no-help-create", 2}),

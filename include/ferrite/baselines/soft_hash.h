@@ -323,7 +323,7 @@ class SoftHashTable {
         c->pptr->value1.store(value, std::memory_order_release);
         // PERSIST: the update is durable before any thread can read it.
         // CRASH: before the psync, value1 is old or new: the put is pending.
-        persist::pwb(&c->pptr->value1, sizeof(std::int64_t));
+        if constexpr ((Faults & soft::internal::kNoUpdatePwb) == 0) persist::pwb(&c->pptr->value1, sizeof(std::int64_t));
         persist::psync();
         c->value.store(value, std::memory_order_release);  // linearization point (P3)
         unlock(c);

@@ -19,6 +19,9 @@ enum Fault : unsigned {
   // INSERTED without creating (writing back) the PNode first: only a second
   // thread's insert exposes it.
   kNoHelpCreate = 1u << 2,
+  // A map update of a present key stores value1 without writing it back
+  // before the new value is published (and the put returns).
+  kNoUpdatePwb = 1u << 3,
 };
 
 }  // namespace ferrite::baselines::soft::internal
