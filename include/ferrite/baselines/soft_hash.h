@@ -4,12 +4,14 @@
 // once per insert and once per remove; lookups never write back.
 //
 // Source. Y. Zuriel, M. Friedman, G. Sheffi, N. Cohen, E. Petrank,
-// "Efficient Lock-Free Durable Sets", OOPSLA 2019 (PACMPL 3, article 128),
-// §4 (SOFT; the list with its PNode class, the insert / remove / contains
-// of its Figures, the recovery), on the hash table of §6 (a table of such
-// lists, one per bucket). Names as in the paper: PNode, validStart, validEnd,
-// deleted, pValidity, the states INTEND_TO_INSERT / INSERTED /
-// INTEND_TO_DELETE / DELETED, create / destroy, trim, find.
+// "Efficient Lock-Free Durable Sets", OOPSLA 2019 (PACMPL 3, article 128):
+// SOFT, its list (the PNode class, insert / remove / contains, recovery)
+// and its hash table of such lists, one per bucket. Names as in the paper:
+// PNode, validStart, validEnd, deleted, pValidity, the states
+// INTEND_TO_INSERT / INSERTED / INTEND_TO_DELETE / DELETED, create /
+// destroy, trim, find. (Section, figure and line numbers are not cited:
+// this was written from the paper's description without its page layout
+// at hand; the names are searchable instead.)
 //
 // What it is. Every key has a volatile node (VNode: key, value, a pointer
 // to its PNode, the PNode's pValidity, and `next`, whose two low bits hold
@@ -103,8 +105,9 @@
 //      PNode (value1's pwb + psync precede the VNode store).
 //   P4 At most one durable valid PNode per key (from I3, P1, P2: a new
 //      node for a key is linked only after the old one is DELETED).
-//   P5 PNodes live in slabs (heap blocks, 64 KiB by default) that are zeroed, written
-//      back and psynced before they are linked into the root's slab list,
+//   P5 PNodes live in slabs (heap blocks, 64 KiB by default) that are
+//      zeroed, written back and psynced before they are linked into the
+//      root's slab list,
 //      and linked (pwb + psync of the root's head) before any of their
 //      PNodes is used: recovery finds every PNode that was ever used and
 //      never mistakes stale heap contents for one.
