@@ -45,9 +45,10 @@
 // Two create() orders (template parameter Order).
 //   * Order::kOneFlush — the paper's: validStart, key, value, validEnd are
 //     stored in that order into the PNode's one cache line, then one pwb and
-//     one fence. It relies on the paper's assumption (with Cohen et al.'s
-//     in-cache-line logging) that stores to one line persist in program
-//     order: a line holding the new validEnd holds the new key and value.
+//     one fence. It is correct only if stores to one line persist in
+//     program order (the property N. Cohen et al.'s in-cache-line logging
+//     also rests on): a line holding the new validEnd holds the new key and
+//     value.
 //     Ferrite's x86 model keeps that (a line is one of the copies the
 //     simulator knows, never a mix); the abstract model tears a line at any
 //     8-byte word of a pending write-back, so there a torn image can hold
