@@ -1,7 +1,7 @@
 // Real-process crash test of the durable Harris-list hash tables
 // (include/ferrite/baselines/harris_hash.h), the Natarajan–Mittal BST
-// (nm_bst.h) and the skip list (hs_skip_list.h): a map survives repeated
-// SIGKILLs.
+// (nm_bst.h), the skip list (hs_skip_list.h) and SOFT (soft_hash.h): a map
+// survives repeated SIGKILLs.
 //
 // A pool on /dev/shm holds an izraelevitz-hashmap or an nvtraverse-hashmap
 // (or one of the BSTs / the NVTraverse skip list).
@@ -39,6 +39,7 @@
 #include "ferrite/baselines/harris_hash.h"
 #include "ferrite/baselines/hs_skip_list.h"
 #include "ferrite/baselines/nm_bst.h"
+#include "ferrite/baselines/soft_hash.h"
 
 namespace fb = ferrite::baselines;
 using ferrite::pmem::Pool;
@@ -149,6 +150,9 @@ void ordered_kills(const char* tag) {
 
 TEST(DurableSetProcess, AnIzraelevitzHashMapSurvivesRepeatedSigkill) { hash_kills<fb::IzraelevitzHashTable<>>("kill-izr"); }
 TEST(DurableSetProcess, AnNVTraverseHashMapSurvivesRepeatedSigkill) { hash_kills<fb::NVTraverseHashTable<>>("kill-nvt"); }
+// SOFT: recovery scans the slabs; a kill leaves VNodes (DRAM) behind and
+// PNodes mid-create, mid-destroy or mid-update.
+TEST(DurableSetProcess, ASoftHashMapSurvivesRepeatedSigkill) { hash_kills<fb::SoftHashTable<>>("kill-soft"); }
 // The BST's recovery finishes flagged deletes: a kill between a delete's
 // flag and its cleanup is decided at attach.
 TEST(DurableSetProcess, AnNVTraverseBstSurvivesRepeatedSigkill) { ordered_kills<fb::NVTraverseNmBst<>>("kill-nvt-bst"); }

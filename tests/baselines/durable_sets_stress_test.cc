@@ -1,5 +1,6 @@
 // Stress (and TSan) test of the Harris-list hash tables
-// (include/ferrite/baselines/harris_hash.h) under all three policies: 4
+// (include/ferrite/baselines/harris_hash.h) under all three policies, and of
+// SOFT (soft_hash.h) with both create orders: 4
 // threads on 2 shared buckets. Each thread owns the keys k with
 // k % 4 == tid and cycles them through put / get / put / erase (answers
 // checked: nobody else touches them), while every thread also reads the
@@ -16,6 +17,7 @@
 #include "common/temp_pool.h"
 #include "set_checks.h"
 #include "ferrite/baselines/harris_hash.h"
+#include "ferrite/baselines/soft_hash.h"
 
 namespace fb = ferrite::baselines;
 using ferrite::test::scaled;
@@ -40,6 +42,20 @@ TEST(HarrisHashStress, IzraelevitzTableSurvivesFourThreadsOnSharedLists) {
 TEST(HarrisHashStress, NVTraverseTableSurvivesFourThreadsOnSharedLists) {
   ferrite::test::TempPool pool("harris-stress-nvt", std::size_t{32} << 20);
   auto t = fb::NVTraverseHashTable<>::create(*pool, "t", kThreads, 2);
+  hammer(*t, scaled(20000, 1000));
+}
+
+// SOFT (soft_hash.h): the same, with the per-key lock of map updates and
+// erases on top of the lock-free list.
+TEST(SoftHashStress, ThePapersOrderSurvivesFourThreadsOnSharedLists) {
+  ferrite::test::TempPool pool("soft-stress", std::size_t{32} << 20);
+  auto t = fb::SoftHashTable<>::create(*pool, "t", kThreads, 2);
+  hammer(*t, scaled(20000, 1000));
+}
+
+TEST(SoftHashStress, TheBodyFirstOrderSurvivesFourThreadsOnSharedLists) {
+  ferrite::test::TempPool pool("soft-stress-bf", std::size_t{32} << 20);
+  auto t = fb::SoftHashTable<fb::soft::Order::kBodyFirst>::create(*pool, "t", kThreads, 2);
   hammer(*t, scaled(20000, 1000));
 }
 
