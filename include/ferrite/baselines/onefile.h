@@ -39,7 +39,8 @@
 //       it moved, c was applied and made durable by whoever moved it: stop
 //   H3  DCAS each entry's word from (v, s) to (entry value, seq(c)) if s <
 //       seq(c) (an older word: not yet applied)
-//   H4  pwb every word of the write-set (whoever applied it)
+//   H4  pwb every line of the write-set's words (whoever applied them),
+//       after the last DCAS
 //   H5  psync; durable_seq_ := seq(c)
 //
 // Persistent logs, two per thread. A thread's transactions alternate
@@ -486,7 +487,10 @@ class OneFile {
     std::atomic_thread_fence(std::memory_order_acquire);
     if (root_->cur_tx.load(std::memory_order_relaxed) != c) return;  // applied and durable by whoever moved it
     if (n > entries_) throw std::runtime_error("OneFile: corrupt log");
-    const std::uint8_t* last_line = nullptr;
+    // The lines of the write-set's words, written back after the last DCAS
+    // (a write-back takes the line as it is when issued).
+    thread_local std::vector<const void*> lines;
+    lines.clear();
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::uint64_t off = e[i].off.load(std::memory_order_relaxed);
       const std::uint64_t val = e[i].val.load(std::memory_order_relaxed);
@@ -507,12 +511,14 @@ class OneFile {
           break;
         }
       }
-      // H4. PERSIST: every word of s, whoever applied it (our failed DCAS
-      // or seq load saw its value: the line written back holds it).
-      const auto* line = reinterpret_cast<const std::uint8_t*>(reinterpret_cast<std::uintptr_t>(&w) & ~std::uintptr_t{63});
-      if (line != last_line) persist::pwb(&w);
-      last_line = line;
+      const void* line = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(&w) & ~std::uintptr_t{63});
+      if (lines.empty() || lines.back() != line) lines.push_back(line);
     }
+    // H4. PERSIST: every word of s, whoever applied it (our failed DCAS or
+    // seq load saw its value: the line written back holds it), after the
+    // last DCAS: a line is written back with the contents it has when the
+    // pwb is issued. Two words of one line applied in a row: one pwb.
+    for (const void* line : lines) persist::pwb(line);
     // H5. PERSIST: curTx (H1) and the words (H4) durable: the transaction
     // is durable, the owner may return and later rewrite its log, and a
     // later curTx may be committed (the log of s is then never re-applied).
