@@ -323,7 +323,16 @@ class OneFile {
     // T1 made every value of state tx.seq visible, so an older val is never
     // returned.
     const std::uint64_t v1 = w.val.load(std::memory_order_acquire);
-    if (w.seq.load(std::memory_order_acquire) > tx.seq) throw OneFileAbort{};
+    if (w.seq.load(std::memory_order_acquire) > tx.seq) [[unlikely]] {
+      // A newer word was stored by a transaction that committed after T1:
+      // its DCAS came after its helper read the new curTx (acquire), so
+      // curTx has moved here too (happens-before). If it has not, the word
+      // is newer than every committed transaction: a corrupt image, which
+      // would abort every transaction that reads it, forever.
+      if (root_->cur_tx.load(std::memory_order_acquire) == tx.cur)
+        throw std::runtime_error("OneFile: a word newer than curTx (corrupt image)");
+      throw OneFileAbort{};
+    }
     return v1;
   }
   void store_word(void* v, std::uint64_t x) {
