@@ -30,38 +30,29 @@ using OneFileFloat = OneFile<fb::SeqFloat, kFl>;
 using OneFileStack = OneFile<fb::SeqStack, kSt>;
 using OneFileQueue = OneFile<fb::SeqQueue, kQu>;
 using OneFileHeap = OneFile<fb::SeqHeap, kPq>;
-using OneFileFloatNoApplySync = OneFile<fb::SeqFloat, kFl, fb::kOneFileNoApplySync>;
-using OneFileStackNoApplySync = OneFile<fb::SeqStack, kSt, fb::kOneFileNoApplySync>;
-using OneFileQueueNoApplySync = OneFile<fb::SeqQueue, kQu, fb::kOneFileNoApplySync>;
-using OneFileHeapNoApplySync = OneFile<fb::SeqHeap, kPq, fb::kOneFileNoApplySync>;
+using OneFileFloatNoCurTxPwb = OneFile<fb::SeqFloat, kFl, fb::kOneFileNoCurTxPwb>;
 using OneFileStackNoCurTxPwb = OneFile<fb::SeqStack, kSt, fb::kOneFileNoCurTxPwb>;
+using OneFileQueueNoCurTxPwb = OneFile<fb::SeqQueue, kQu, fb::kOneFileNoCurTxPwb>;
 using OneFileHeapNoCurTxPwb = OneFile<fb::SeqHeap, kPq, fb::kOneFileNoCurTxPwb>;
-using OneFileStackNoLogFence = OneFile<fb::SeqStack, kSt, fb::kOneFileNoLogFence>;
-using OneFileHeapNoLogFence = OneFile<fb::SeqHeap, kPq, fb::kOneFileNoLogFence>;
+using OneFileFloatNoLogSync = OneFile<fb::SeqFloat, kFl, fb::kOneFileNoLogSync>;
+using OneFileStackNoLogSync = OneFile<fb::SeqStack, kSt, fb::kOneFileNoLogSync>;
+using OneFileQueueNoLogSync = OneFile<fb::SeqQueue, kQu, fb::kOneFileNoLogSync>;
+using OneFileHeapNoLogSync = OneFile<fb::SeqHeap, kPq, fb::kOneFileNoLogSync>;
 
-// Without H5's psync an operation returns before its words and curTx are
-// durable: a crash after it loses a completed operation.
-constexpr const char* kNoApplySync = "no psync after the write-set is applied (H5)";
 // Without H1's pwb(curTx) the words of a transaction may be durable while
 // curTx still names the previous one: recovery cannot finish (or undo) a
-// half-durable write-set.
+// half-durable write-set, and re-applies the previous one over a completed
+// one's words.
 constexpr const char* kNoCurTxPwb = "curTx not written back before the words are stored (H1)";
-// Without T4's pfence curTx may be durable naming a log that is not:
+// Without T4's psync curTx may be durable naming a log that is not:
 // recovery re-applies a stale or torn write-set.
-constexpr const char* kNoLogFence = "no pfence between the log's write-backs and the curTx CAS (T4)";
+constexpr const char* kNoLogSync = "no psync between the log's write-backs and the curTx CAS (T4)";
 
 fa::Registration reg(const char* technique, const char* description) {
   return fa::competitor("onefile", technique, description);
 }
 fa::Registration broken(const char* technique, const char* variant, const char* description) {
   return fa::broken_competitor("onefile", technique, variant, description);
-}
-// Under x86 a fence after a write-back makes it durable: H1's pfence makes
-// curTx durable before the words are stored, so a crash after an operation
-// returned without H5's psync recovers it from the log (re-applied).
-constexpr const char* kX86ImpliesSync = "H1's pfence already makes curTx durable, and recovery re-applies its log";
-fa::Registration broken_abstract(const char* technique, const char* variant, const char* description) {
-  return fa::abstract_only(broken(technique, variant, description), kX86ImpliesSync);
 }
 
 }  // namespace
@@ -74,11 +65,11 @@ FERRITE_REGISTER_ADAPTER(OneFileFloat, [] {
 FERRITE_REGISTER_ADAPTER(OneFileStack, reg("onefile-stack", "OneFile-LF PTM + sequential stack"));
 FERRITE_REGISTER_ADAPTER(OneFileQueue, reg("onefile-queue", "OneFile-LF PTM + sequential queue"));
 FERRITE_REGISTER_ADAPTER(OneFileHeap, reg("onefile-heap", "OneFile-LF PTM + sequential bounded heap"));
-FERRITE_REGISTER_ADAPTER(OneFileFloatNoApplySync, broken_abstract("onefile-float", "no-apply-sync", kNoApplySync));
-FERRITE_REGISTER_ADAPTER(OneFileStackNoApplySync, broken_abstract("onefile-stack", "no-apply-sync", kNoApplySync));
-FERRITE_REGISTER_ADAPTER(OneFileQueueNoApplySync, broken_abstract("onefile-queue", "no-apply-sync", kNoApplySync));
-FERRITE_REGISTER_ADAPTER(OneFileHeapNoApplySync, broken_abstract("onefile-heap", "no-apply-sync", kNoApplySync));
+FERRITE_REGISTER_ADAPTER(OneFileFloatNoCurTxPwb, broken("onefile-float", "no-curtx-pwb", kNoCurTxPwb));
 FERRITE_REGISTER_ADAPTER(OneFileStackNoCurTxPwb, broken("onefile-stack", "no-curtx-pwb", kNoCurTxPwb));
+FERRITE_REGISTER_ADAPTER(OneFileQueueNoCurTxPwb, broken("onefile-queue", "no-curtx-pwb", kNoCurTxPwb));
 FERRITE_REGISTER_ADAPTER(OneFileHeapNoCurTxPwb, broken("onefile-heap", "no-curtx-pwb", kNoCurTxPwb));
-FERRITE_REGISTER_ADAPTER(OneFileStackNoLogFence, broken("onefile-stack", "no-log-fence", kNoLogFence));
-FERRITE_REGISTER_ADAPTER(OneFileHeapNoLogFence, broken("onefile-heap", "no-log-fence", kNoLogFence));
+FERRITE_REGISTER_ADAPTER(OneFileFloatNoLogSync, broken("onefile-float", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileStackNoLogSync, broken("onefile-stack", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileQueueNoLogSync, broken("onefile-queue", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileHeapNoLogSync, broken("onefile-heap", "no-log-sync", kNoLogSync));

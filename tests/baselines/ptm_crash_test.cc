@@ -76,8 +76,8 @@ TEST_P(PtmCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
     EXPECT_GT(r.images_checked, r.crash_points);
     // RomulusLog: four fences per transaction at least (R1, R4, R5, R8).
     // RedoOpt: a pwb, a pfence, curComb's pwb and a psync per update (C5,
-    // C7); the float's reads issue none. OneFile: the log's pwb, a pfence,
-    // curTx's pwb, a pfence, a word's pwb, a psync per update (T4, H1-H5).
+    // C7); the float's reads issue none. OneFile: the log's pwb, a psync,
+    // curTx's pwb, a psync, a word's pwb, a psync per update (T4, H1-H5).
     EXPECT_GE(r.verbs, (is_romulus(GetParam()) ? 4 : 2) * cfg.ops);
     report(GetParam(), "1 thread", model, r, r.seconds);
   }

@@ -28,13 +28,13 @@
 //       (address, value) to the private write-set
 //   T3  no store: done (a read-only transaction; T1 made its state durable)
 //   T4  copy the write-set into this thread's persistent log (tag seq(c)+1,
-//       count, entries); pwb the log; pfence
+//       count, entries); pwb the log; psync (not a pfence: see below)
 //   T5  CAS curTx from c to (seq(c)+1, me); on failure restart at T1
 //   T6  help apply the new curTx (H1–H5); return: the transaction is durable
 // Helping, by every thread that finds a curTx c whose state is not known to
 // be durable (durable_seq_ < seq(c)):
-//   H1  pwb(curTx); pfence      (curTx durable-ordered before any word of
-//                                seq(c) is stored)
+//   H1  pwb(curTx); psync       (curTx durable before any word of seq(c)
+//                                is stored)
 //   H2  read the log c names, entry by entry; after each, re-read curTx: if
 //       it moved, c was applied and made durable by whoever moved it: stop
 //   H3  DCAS each entry's word from (v, s) to (entry value, seq(c)) if s <
@@ -62,6 +62,22 @@
 // free lists read and written by the transaction that allocates (the
 // paper's PTM uses a transactional allocator the same way; this one is the
 // small one RedoOpt uses).
+//
+// Why T4 and H1 end with a psync, not a pfence: under the PBcomb paper's
+// pwb/pfence/psync model a pfence orders the issuing thread's own
+// write-backs (and later stores) only, and here other threads write back
+// the same lines: any helper writes curTx back (H1) as soon as the CAS is
+// visible, so the log must be durable before the CAS (T4); and any
+// helper's H4 write-back of a line takes every word of that line, also a
+// word a later transaction just stored, so curTx must be durable before a
+// word of its transaction is stored (H1), not only ordered before the
+// storing thread's own write-backs. The 2-thread campaigns under that
+// model found both (a durable curTx naming a torn log line; a durable word
+// newer than the durable curTx) with pfences. Under x86 (a fence after a
+// write-back makes it durable) the two are the same instruction: the
+// hardware backend issues an sfence for either, and the reference code,
+// written for x86, fences there; `emulated:N` charges N ns per psync, so
+// an update pays 3N here.
 //
 // Recovery: durable curTx = (s, t, p). If log (t, p) carries tag s, write
 // every entry's (value, s) into its pair and pwb it; psync. No other log
@@ -126,7 +142,7 @@
 namespace ferrite::baselines {
 
 // Deliberately broken variants (the crash campaigns must catch each).
-inline constexpr unsigned kOneFileNoLogFence = 1u << 12;   // T4 without its pfence
+inline constexpr unsigned kOneFileNoLogSync = 1u << 12;    // T4 without its psync
 inline constexpr unsigned kOneFileNoCurTxPwb = 1u << 13;   // H1 without pwb(curTx): words before curTx
 inline constexpr unsigned kOneFileNoApplySync = 1u << 14;  // H5 without its psync: returns before durable
 
@@ -459,10 +475,17 @@ class OneFile {
       e[i].val.store(tx.ws[i].second, std::memory_order_relaxed);
     }
     // PERSIST: the log (T4) durable before curTx names it: a durable curTx
-    // always names a durable log. CRASH: until the CAS, curTx names another
-    // log; this one is never read.
+    // always names a durable log. A psync, not a pfence: any helper may
+    // write curTx back (H1) as soon as the CAS is visible, and under the
+    // PBcomb paper's model our pfence orders only our own write-backs, so
+    // a helper's write-back of curTx could become durable before our log
+    // (the 2-thread campaigns found a durable curTx naming a log line torn
+    // between this transaction's tag and an older one's entry). Under x86
+    // a pfence would do; the hardware backend issues the same sfence for
+    // both (emulated:N pays N ns more per update). CRASH: until the CAS,
+    // curTx names another log; this one is never read.
     persist::pwb(log, sizeof(OneFileLogHeader) + sizeof(OneFileLogEntry) * tx.ws.size());
-    if constexpr ((Faults & kOneFileNoLogFence) == 0) persist::pfence();
+    if constexpr ((Faults & kOneFileNoLogSync) == 0) persist::psync();
     // T5. ORDER: seq_cst RMW; release publishes the log to the helpers.
     std::uint64_t expected = tx.cur;
     const std::uint64_t next = OneFileRoot::make(s, tx.parity, tx.tid);
@@ -484,12 +507,13 @@ class OneFile {
     if (t >= max_) throw std::runtime_error("OneFile: corrupt curTx");
     OneFileLogHeader* log = root_->log(t, OneFileRoot::parity_of(c));
     OneFileLogEntry* e = onefile_entries(log);
-    // H1. PERSIST: curTx = c written back and fenced before this thread
-    // stores any word of s: a durable word of s implies a durable curTx >= s,
-    // so recovery never finds a word newer than its curTx (it could not
-    // undo it). Also makes c durable at H5's psync.
+    // H1. PERSIST: curTx = c durable before this thread stores any word of
+    // s: whoever writes back a line holding a word of s, curTx >= s is
+    // already durable, so recovery never finds a word newer than its curTx
+    // (it could not undo it). A psync, not a pfence (see the top of the
+    // file). The transaction is durable from here (its log is, since T4).
     if constexpr ((Faults & kOneFileNoCurTxPwb) == 0) persist::pwb(&root_->cur_tx);
-    persist::pfence();
+    persist::psync();
     // H2. Relaxed loads, then an acquire fence and a check of curTx: a
     // seqlock read (the owner rewrites this log only after curTx moved).
     const std::uint64_t n = log->count.load(std::memory_order_relaxed);
@@ -528,9 +552,9 @@ class OneFile {
     // last DCAS: a line is written back with the contents it has when the
     // pwb is issued. Two words of one line applied in a row: one pwb.
     for (const void* line : lines) persist::pwb(line);
-    // H5. PERSIST: curTx (H1) and the words (H4) durable: the transaction
-    // is durable, the owner may return and later rewrite its log, and a
-    // later curTx may be committed (the log of s is then never re-applied).
+    // H5. PERSIST: the words (H4) durable: the owner may later rewrite its
+    // log, and a later curTx may be committed (the log of s is then never
+    // re-applied).
     if constexpr ((Faults & kOneFileNoApplySync) == 0) persist::psync();
     // ORDER: release: pairs with the check at the top.
     std::uint64_t d = durable_seq_.load(std::memory_order_relaxed);
