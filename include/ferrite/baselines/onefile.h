@@ -463,16 +463,17 @@ class OneFile {
   bool commit(Tx& tx) {
     OneFileLogHeader* log = root_->log(tx.tid, tx.parity);
     OneFileLogEntry* e = onefile_entries(log);
-    // ORDER: release fence: a helper that reads one of these entry stores
-    // (H2, relaxed) and then fences (acquire) sees our previous commit's CAS
-    // on curTx, and stops: the log it read is no longer curTx's.
-    std::atomic_thread_fence(std::memory_order_release);
+    // ORDER: release stores (plain stores on x86): a helper that reads one
+    // of them (H2, acquire) sees our previous commit's CAS on curTx, which
+    // is sequenced before them, and stops: the log it read is no longer
+    // curTx's. (Not a release fence and relaxed stores: TSan does not
+    // support fences.)
     const std::uint64_t s = tx.seq + 1;
-    log->tag.store(s, std::memory_order_relaxed);
-    log->count.store(tx.ws.size(), std::memory_order_relaxed);
+    log->tag.store(s, std::memory_order_release);
+    log->count.store(tx.ws.size(), std::memory_order_release);
     for (std::size_t i = 0; i < tx.ws.size(); ++i) {
-      e[i].off.store(tx.ws[i].first, std::memory_order_relaxed);
-      e[i].val.store(tx.ws[i].second, std::memory_order_relaxed);
+      e[i].off.store(tx.ws[i].first, std::memory_order_release);
+      e[i].val.store(tx.ws[i].second, std::memory_order_release);
     }
     // PERSIST: the log (T4) durable before curTx names it: a durable curTx
     // always names a durable log. A psync, not a pfence: any helper may
@@ -514,21 +515,20 @@ class OneFile {
     // file). The transaction is durable from here (its log is, since T4).
     if constexpr ((Faults & kOneFileNoCurTxPwb) == 0) persist::pwb(&root_->cur_tx);
     persist::psync();
-    // H2. Relaxed loads, then an acquire fence and a check of curTx: a
-    // seqlock read (the owner rewrites this log only after curTx moved).
-    const std::uint64_t n = log->count.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (root_->cur_tx.load(std::memory_order_relaxed) != c) return;  // applied and durable by whoever moved it
+    // H2. Acquire loads, then a check of curTx: a seqlock read (the owner
+    // rewrites this log only after curTx moved, and a load that reads a
+    // rewritten word synchronizes with the owner, whose CAS came first).
+    const std::uint64_t n = log->count.load(std::memory_order_acquire);
+    if (root_->cur_tx.load(std::memory_order_acquire) != c) return;  // applied and durable by whoever moved it
     if (n > entries_) throw std::runtime_error("OneFile: corrupt log");
     // The lines of the write-set's words, written back after the last DCAS
     // (a write-back takes the line as it is when issued).
     thread_local std::vector<const void*> lines;
     lines.clear();
     for (std::uint64_t i = 0; i < n; ++i) {
-      const std::uint64_t off = e[i].off.load(std::memory_order_relaxed);
-      const std::uint64_t val = e[i].val.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (root_->cur_tx.load(std::memory_order_relaxed) != c) return;
+      const std::uint64_t off = e[i].off.load(std::memory_order_acquire);
+      const std::uint64_t val = e[i].val.load(std::memory_order_acquire);
+      if (root_->cur_tx.load(std::memory_order_acquire) != c) return;
       if (off % 8 != 0 || off + 8 > bytes_) throw std::runtime_error("OneFile: corrupt log entry");
       OneFileWord& w = word(off);
       // H3. Only an older word: a newer seq means s (or a later
