@@ -102,8 +102,9 @@
 //     made durable (T1);
 //   * durable curTx = (s, t, p) => log (t, p) is durable with tag s, and
 //     every transaction before s is applied and durable;
-//   * no word of transaction s is stored before curTx = (s, ...) was written
-//     back and fenced by the storing thread (H1).
+//   * no word of transaction s is stored before curTx >= s is durable (the
+//     storing thread's H1 psync), so no durable word is newer than the
+//     durable curTx.
 //
 // Not built (docs/baselines.md, "OneFile"): OneFile-WF (the announcement
 // array, the helpers that run announced operations, the result array) — an
