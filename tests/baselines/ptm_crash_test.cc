@@ -2,7 +2,8 @@
 // the sequential objects of seq_objects.h: RomulusLog (romulus-float,
 // -stack, -queue, -heap; include/ferrite/baselines/romulus.h,
 // adapters/romulus.cc) and RedoOpt (redoopt-*; redoopt.h, adapters/
-// redoopt.cc), under both write-back models (abstract, x86):
+// redoopt.cc) and OneFile-LF (onefile-*; onefile.h, adapters/onefile.cc),
+// under both write-back models (abstract, x86):
 //  * every crash point of a 150-op 1-thread run, 0 violations, 0 inconclusive;
 //  * 2 and 3 threads: >= 5,000 sampled images per thread count and model
 //    (>= 10,000 per structure and model, as the PBcomb campaigns), half the
@@ -75,7 +76,8 @@ TEST_P(PtmCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
     EXPECT_GT(r.images_checked, r.crash_points);
     // RomulusLog: four fences per transaction at least (R1, R4, R5, R8).
     // RedoOpt: a pwb, a pfence, curComb's pwb and a psync per update (C5,
-    // C7); the float's reads issue none.
+    // C7); the float's reads issue none. OneFile: the log's pwb, a psync,
+    // curTx's pwb, a psync, a word's pwb, a psync per update (T4, H1-H5).
     EXPECT_GE(r.verbs, (is_romulus(GetParam()) ? 4 : 2) * cfg.ops);
     report(GetParam(), "1 thread", model, r, r.seconds);
   }
@@ -138,6 +140,9 @@ INSTANTIATE_TEST_SUITE_P(Romulus, PtmCrash,
 INSTANTIATE_TEST_SUITE_P(RedoOpt, PtmCrash,
                          ::testing::Values("redoopt-float", "redoopt-stack", "redoopt-queue", "redoopt-heap"),
                          [](const auto& i) { return name_of(i.param); });
+INSTANTIATE_TEST_SUITE_P(OneFile, PtmCrash,
+                         ::testing::Values("onefile-float", "onefile-stack", "onefile-queue", "onefile-heap"),
+                         [](const auto& i) { return name_of(i.param); });
 
 // 2 and 3 threads, one model per test (each stays well inside 30 s).
 using MT = std::tuple<const char*, int, const char*>;
@@ -187,6 +192,11 @@ INSTANTIATE_TEST_SUITE_P(RedoOpt, PtmCrashMT,
                                                               "redoopt-heap"),
                                             ::testing::Values(2, 3), ::testing::Values("abstract", "x86")),
                          mt_name);
+INSTANTIATE_TEST_SUITE_P(OneFile, PtmCrashMT,
+                         ::testing::Combine(::testing::Values("onefile-float", "onefile-stack", "onefile-queue",
+                                                              "onefile-heap"),
+                                            ::testing::Values(2, 3), ::testing::Values("abstract", "x86")),
+                         mt_name);
 
 // Crashes inside pool and structure creation (the PTM's blocks and root,
 // then the object's creation transaction / batch): every image opens as no
@@ -207,7 +217,7 @@ TEST_P(PtmCreate, SurvivesCrashesDuringCreation) {
     report(GetParam(), "crash-create", model, r, r.seconds);
   }
 }
-INSTANTIATE_TEST_SUITE_P(Ptm, PtmCreate, ::testing::Values("romulus-queue", "redoopt-queue"),
+INSTANTIATE_TEST_SUITE_P(Ptm, PtmCreate, ::testing::Values("romulus-queue", "redoopt-queue", "onefile-queue"),
                          [](const auto& i) { return name_of(i.param); });
 
 }  // namespace

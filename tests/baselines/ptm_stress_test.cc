@@ -1,6 +1,8 @@
 // RomulusLog (include/ferrite/baselines/romulus.h: flat-combined writers,
 // C-RW-WP readers) and RedoOpt (redoopt.h: a combiner on a replica of its
-// own, readers on curComb's replica) under 2-4 threads. Conservation for the stack,
+// own, readers on curComb's replica) and OneFile-LF (onefile.h: lock-free
+// transactions helped by every thread, DCAS on (value, seq) words) under
+// 2-4 threads. Conservation for the stack,
 // queue (plus per-producer FIFO) and heap; the float's product is exact (all
 // factors are powers of two) and its readers see only committed values.
 // Runs under TSan (label stress).
@@ -16,6 +18,7 @@
 #include "common/conservation.h"
 #include "common/scale.h"
 #include "common/temp_pool.h"
+#include "ferrite/baselines/onefile.h"
 #include "ferrite/baselines/redoopt.h"
 #include "ferrite/baselines/romulus.h"
 #include "ferrite/baselines/seq_objects.h"
@@ -42,6 +45,11 @@ void quiescent(fb::RedoOptObject<S>& o) {
   // A replica a long reader held may have missed more batches than the log
   // ring keeps (then it is copied): logs serve the rest.
   EXPECT_GT(o.ptm().lines_replayed(), 0u);
+}
+
+template <template <unsigned, class> class S>
+void quiescent(fb::OneFileObject<S>& o) {
+  EXPECT_GT(o.ptm().seq(), 0u);
 }
 
 template <class Obj>
@@ -130,7 +138,25 @@ TEST_P(RedoOptStress, FloatReadersSeeOnlyCommittedValues) {
   float_readers<fb::RedoOptObject<fb::SeqFloat>>("redo-fl", GetParam());
 }
 
+class OneFileStress : public ::testing::TestWithParam<int> {};
+TEST_P(OneFileStress, StackConservesItsElements) {
+  conservation<fb::OneFileObject<fb::SeqStack>>("of-st", GetParam(), false);
+}
+TEST_P(OneFileStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::OneFileObject<fb::SeqQueue>>("of-qu", GetParam(), true);
+}
+TEST_P(OneFileStress, HeapConservesItsElements) {
+  conservation<fb::OneFileObject<fb::SeqHeap>>("of-hp", GetParam(), false);
+}
+// Read-only transactions validate every load by its seq while writers
+// commit: they see only committed values.
+TEST_P(OneFileStress, FloatReadersSeeOnlyCommittedValues) {
+  float_readers<fb::OneFileObject<fb::SeqFloat>>("of-fl", GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });
 INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4),
+                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, OneFileStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });

@@ -92,6 +92,13 @@ struct ListWalk {
       throw std::runtime_error("persistent list longer than 2^23 nodes: cycle in a corrupt image");
     return n->next.load(std::memory_order_acquire);
   }
+  // The same through a storage policy's loads (seq_objects.h).
+  template <class Storage>
+  PNode* next(const PNode* n, const Storage& st) {
+    if (++steps > kMaxListWalk)
+      throw std::runtime_error("persistent list longer than 2^23 nodes: cycle in a corrupt image");
+    return st.next(n);
+  }
 };
 
 inline void check_tid(int tid, int max_threads, const char* who) {

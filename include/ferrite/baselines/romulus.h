@@ -520,6 +520,13 @@ class RomulusStorage {
     ptm_.log(&n->next, sizeof(PNode*));
     n->next.store(v, std::memory_order_relaxed);  // relaxed: inside the writer lock
   }
+  // Loads are plain (seq_objects.h's storage interface). Relaxed: the
+  // reader holds the object still (lock, or a replica no one writes).
+  template <class T>
+  T get(const T& src) const {
+    return src;
+  }
+  PNode* next(const PNode* n) const { return n->next.load(std::memory_order_relaxed); }
   void pwb(const void*, std::size_t = 1) {}
   void pfence() {}
   void psync() {}

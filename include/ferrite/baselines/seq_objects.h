@@ -48,6 +48,10 @@
 //   template <class Root> Root* find_root(name);    nullptr: absent
 //   template <class Root> Root* create_root(name);
 //   set(T& dst, T v); set_next(PNode*, PNode*);     stores to the object
+//   T get(const T& src); PNode* next(const PNode*); loads from the object
+//                                                   (identity but for a PTM
+//                                                   whose loads are interposed,
+//                                                   e.g. OneFileStorage)
 //   pwb(p, n), pfence(), psync();                   persistence (caller's site)
 //   PNode* make(tid, v); node_size(); release(tid, PNode*); after_sync(tid);
 //   void* alloc_array(bytes, tid);
@@ -100,6 +104,11 @@ class InPlaceStorage {
   }
   // Relaxed: the objects are serialized by their caller.
   void set_next(PNode* n, PNode* v) { n->next.store(v, std::memory_order_relaxed); }
+  template <class T>
+  T get(const T& src) const {
+    return src;
+  }
+  PNode* next(const PNode* n) const { return n->next.load(std::memory_order_relaxed); }
   void pwb(const void* p, std::size_t n = 1, const persist::Site& where = persist::Site::current()) {
     persist::pwb(p, n, where);
   }
@@ -160,7 +169,7 @@ class SeqStack : public SeqLinked<Storage> {
   bool apply(int tid, bool insert, std::int64_t arg, std::int64_t* out) {
     if (insert) {
       PNode* n = st_.make(tid, arg);
-      st_.set_next(n, root_->top);
+      st_.set_next(n, st_.get(root_->top));
       // PERSIST: node before the pointer to it.
       if constexpr ((Faults & kNoNodePwb) == 0) st_.pwb(n, st_.node_size());
       st_.pfence();
@@ -169,10 +178,10 @@ class SeqStack : public SeqLinked<Storage> {
       st_.pfence();
       return false;
     }
-    PNode* t = root_->top;
+    PNode* t = st_.get(root_->top);
     if (t == nullptr) return false;
-    *out = t->value;
-    st_.set(root_->top, t->next.load(std::memory_order_relaxed));
+    *out = st_.get(t->value);
+    st_.set(root_->top, st_.next(t));
     st_.pwb(&root_->top);
     st_.pfence();
     this->defer_free(tid, t);
@@ -181,7 +190,7 @@ class SeqStack : public SeqLinked<Storage> {
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
     ListWalk walk;
-    for (PNode* n = root_->top; n != nullptr; n = walk.next(n)) r.push_back(n->value);
+    for (PNode* n = st_.get(root_->top); n != nullptr; n = walk.next(n, st_)) r.push_back(st_.get(n->value));
     return r;
   }
 
@@ -222,17 +231,18 @@ class SeqQueue : public SeqLinked<Storage> {
       PNode* n = st_.make(tid, arg);
       if constexpr ((Faults & kNoNodePwb) == 0) st_.pwb(n, st_.node_size());
       st_.pfence();
-      st_.set_next(root_->tail, n);
-      st_.pwb(&root_->tail->next);
+      PNode* tail = st_.get(root_->tail);
+      st_.set_next(tail, n);
+      st_.pwb(&tail->next);
       st_.set(root_->tail, n);
       st_.pwb(&root_->tail);
       st_.pfence();
       return false;
     }
-    PNode* first = root_->head;
-    PNode* next = first->next.load(std::memory_order_relaxed);
+    PNode* first = st_.get(root_->head);
+    PNode* next = st_.next(first);
     if (next == nullptr) return false;
-    *out = next->value;
+    *out = st_.get(next->value);
     st_.set(root_->head, next);
     st_.pwb(&root_->head);
     st_.pfence();
@@ -242,9 +252,8 @@ class SeqQueue : public SeqLinked<Storage> {
   std::vector<std::int64_t> snapshot() const {
     std::vector<std::int64_t> r;
     ListWalk walk;
-    for (PNode* n = root_->head->next.load(std::memory_order_relaxed); n != nullptr;
-         n = walk.next(n))
-      r.push_back(n->value);
+    for (PNode* n = st_.next(st_.get(root_->head)); n != nullptr; n = walk.next(n, st_))
+      r.push_back(st_.get(n->value));
     return r;
   }
   // Root's recover hook: repair, then the list from the durable head.
@@ -287,7 +296,7 @@ class SeqFloat {
   // Root's recover hook: the root is the whole state.
   static void recover_root(pmem::Pool&, Root*, const std::function<void(void*)>&) {}
   bool apply(int, bool insert, std::int64_t arg, std::int64_t* out) {
-    const double old = root_->value;
+    const double old = st_.get(root_->value);
     *out = std::bit_cast<std::int64_t>(old);
     if (insert) {
       st_.set(root_->value, old * std::bit_cast<double>(arg));
@@ -297,8 +306,8 @@ class SeqFloat {
     return true;
   }
   void after_sync(int) {}
-  double value() const { return root_->value; }
-  std::vector<std::int64_t> snapshot() const { return {std::bit_cast<std::int64_t>(root_->value)}; }
+  double value() const { return st_.get(root_->value); }
+  std::vector<std::int64_t> snapshot() const { return {std::bit_cast<std::int64_t>(st_.get(root_->value))}; }
 
  private:
   Storage st_;
@@ -352,7 +361,8 @@ class SeqHeap {
       Entry e[kMaxLog];
       std::uint64_t n = 0, new_size = 0;
       if (!plan(r, insert, arg, out, e, n, new_size)) return false;
-      for (std::uint64_t i = 0; i < n; ++i) st_.set(r.keys[e[i].index], e[i].key);
+      std::int64_t* keys = st_.get(r.keys);
+      for (std::uint64_t i = 0; i < n; ++i) st_.set(keys[e[i].index], e[i].key);
       st_.set(r.size, new_size);
       return !insert;
     } else {
@@ -379,7 +389,9 @@ class SeqHeap {
   }
   void after_sync(int) {}
   std::vector<std::int64_t> snapshot() const {
-    std::vector<std::int64_t> v(root_->keys, root_->keys + root_->size);
+    const std::int64_t* keys = st_.get(root_->keys);
+    std::vector<std::int64_t> v;
+    for (std::uint64_t i = 0, n = st_.get(root_->size); i < n; ++i) v.push_back(st_.get(keys[i]));
     std::sort(v.begin(), v.end());
     return v;
   }
@@ -394,31 +406,34 @@ class SeqHeap {
   // the size after it; *out = the minimum for a remove. Stores only to e,
   // n and new_size. False when the operation changes nothing (insert into a
   // full heap, remove from an empty one).
-  static bool plan(const Root& r, bool insert, std::int64_t arg, std::int64_t* out, Entry* e, std::uint64_t& n,
-                   std::uint64_t& new_size) {
-    const std::int64_t* k = r.keys;
+  // Loads through the storage (st_.get).
+  bool plan(const Root& r, bool insert, std::int64_t arg, std::int64_t* out, Entry* e, std::uint64_t& n,
+            std::uint64_t& new_size) const {
+    const std::int64_t* keys = st_.get(r.keys);
+    auto k = [&](std::uint64_t i) { return st_.get(keys[i]); };
+    const std::uint64_t size = st_.get(r.size);
     if (insert) {
-      if (r.size == r.capacity) return false;
-      std::uint64_t pos = r.size;
-      while (pos > 0 && k[(pos - 1) / 2] > arg) {
-        e[n++] = {pos, k[(pos - 1) / 2]};
+      if (size == st_.get(r.capacity)) return false;
+      std::uint64_t pos = size;
+      while (pos > 0 && k((pos - 1) / 2) > arg) {
+        e[n++] = {pos, k((pos - 1) / 2)};
         pos = (pos - 1) / 2;
       }
       e[n++] = {pos, arg};
-      new_size = r.size + 1;
+      new_size = size + 1;
       return true;
     }
-    if (r.size == 0) return false;
-    *out = k[0];
-    const std::uint64_t ns = r.size - 1;
-    const std::int64_t last = k[ns];
+    if (size == 0) return false;
+    *out = k(0);
+    const std::uint64_t ns = size - 1;
+    const std::int64_t last = k(ns);
     std::uint64_t pos = 0;
     for (;;) {
       std::uint64_t c = 2 * pos + 1;
       if (c >= ns) break;
-      if (c + 1 < ns && k[c + 1] < k[c]) ++c;
-      if (k[c] >= last) break;
-      e[n++] = {pos, k[c]};
+      if (c + 1 < ns && k(c + 1) < k(c)) ++c;
+      if (k(c) >= last) break;
+      e[n++] = {pos, k(c)};
       pos = c;
     }
     if (ns > 0) e[n++] = {pos, last};
