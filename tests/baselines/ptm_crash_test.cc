@@ -109,29 +109,15 @@ TEST_P(PtmCrash, SurvivesCrashesDuringRecovery) {
 
 // Every broken variant registered for this structure is caught.
 TEST_P(PtmCrash, EveryBrokenVariantIsCaught) {
-  int variants = 0;
-  for (const auto& s : cr::subjects()) {
-    if (s.structure != GetParam() || !s.expect_violation) continue;
-    ++variants;
-    for (const auto& model : ferrite::test::claimed_models(s)) {
-      cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.ops = scaled(150, 30);
-      cfg.images = 4;
-      cfg.seed = 29;
-      cfg.pool_size = kPool;
-      cfg.max_details = 1;
-      cfg.stop_after_violations = 1;  // the verdict is the first catch
-      auto r = cr::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      EXPECT_GT(r.violations, 0u) << s.structure << "/" << s.variant << " was not caught under the " << model
-                                  << " model";
-      std::printf("[ptm-crash] %s/%s [%s]: caught after %llu images%s\n", s.structure.c_str(), s.variant.c_str(),
-                  model.c_str(), static_cast<unsigned long long>(r.images_checked),
-                  r.details.empty() ? "" : ("; first: " + r.details[0].property + " " + r.details[0].reason).c_str());
-    }
-  }
-  EXPECT_GE(variants, 1) << "no broken variant registered for " << GetParam();
+  cr::CampaignConfig cfg;
+  cfg.ops = scaled(150, 30);
+  cfg.images = 4;
+  cfg.seed = 29;
+  cfg.pool_size = kPool;
+  cfg.max_details = 1;
+  cfg.stop_after_violations = 1;  // the verdict is the first catch
+  EXPECT_GE(ferrite::test::expect_every_broken_variant_caught(GetParam(), cfg, "ptm-crash"), 1)
+      << "no broken variant registered for " << GetParam();
 }
 
 INSTANTIATE_TEST_SUITE_P(Romulus, PtmCrash,
