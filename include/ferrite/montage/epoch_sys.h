@@ -947,6 +947,10 @@ class EpochSys {
       persist::pwb(&root->global_epoch, sizeof(std::uint64_t));
       persist::psync();
     }
+    if constexpr ((F & fault::kNoRecoveryReset) != 0) {
+      reset_payloads.clear();
+      reset_antis.clear();
+    }
     // Make the decision durable (see the header: payloads, pfence, anti-nodes, psync).
     for (PBlk* b : reset_payloads) {
       b->epoch.store(0, std::memory_order_relaxed);
