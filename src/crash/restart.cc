@@ -23,6 +23,14 @@
 // state and its images; each such image is recovered again (and, at depth 2,
 // crashed again), and every final outcome is checked against the same
 // history. Recovery that is not idempotent fails here.
+// A second crash after recovery (CampaignConfig::post_crash_every > 0): a
+// child opens the image under the live simulator, recovers, completes the
+// pending ops and runs the same post-recovery ops as the plain restart
+// (syncs included), capturing crash states at verbs spread over them and
+// after the last; each such image is recovered again, and its state must be
+// the first recovered state with a prefix of the post ops applied
+// (check_second), from which more post ops are checked. What recovery
+// writes for the recovered run's sake (nbMontage's resets) is tested here.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
