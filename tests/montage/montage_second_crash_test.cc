@@ -129,7 +129,9 @@ TEST_P(MontageNoRecoveryReset, IsCaughtByTwoCrashesInARowAndNotByOne) {
     ASSERT_TRUE(r1.error.empty()) << r1.error;
     EXPECT_EQ(r1.violations, 0u) << "the single-crash campaign sees it: " << describe(r1);
     // Two crashes in a row: caught.
-    fc::CampaignConfig twice = two_crashes(model, 2);
+    // Every 4th crash point: the 8th (k = 7, the first whose recovered
+    // state has rejected blocks a later sync makes old enough) is in.
+    fc::CampaignConfig twice = two_crashes(model, 4);
     twice.stop_after_violations = 1;
     auto r2 = fc::run_campaign(s, twice);
     ASSERT_TRUE(r2.error.empty()) << r2.error;
