@@ -75,8 +75,10 @@ struct MontageMap {
 
 // Registers T's correct variant and the epoch system's broken variants.
 // fault::kNoEpochRestore is not registered: recovery's durable resets of the
-// blocks it rejects make the restore redundant (docs/montage.md D14); the
-// campaigns with crashes during recovery do not catch it.
+// blocks it rejects make the restore redundant (docs/montage.md D14); neither
+// the campaigns with crashes during recovery nor those with a second crash
+// after new operations catch it. What the second crash catches is the
+// resets' omission (no-recovery-reset).
 template <class T>
 bool register_montage_map(const char* description) {
   namespace mf = montage::fault;
@@ -97,6 +99,10 @@ bool register_montage_map(const char* description) {
       broken("restore-before-reset",
              "recovery moves the global epoch past the crashed run before its resets of the rejected blocks are "
              "durable: a crash in between, then a second recovery, revives them (§3.4; needs a crash during recovery)"));
+  register_adapter<MontageMap<T, mf::kNoRecoveryReset>>(
+      broken("no-recovery-reset",
+             "recovery does not reset the blocks it rejects (D9): after the recovered run syncs, a second crash and "
+             "recovery revive them (§3.4; needs a crash after new operations, --post-crash-every)"));
   return true;
 }
 

@@ -71,3 +71,9 @@ FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNoTbpWriteback>,
 // hash map catches it (docs/montage.md).
 FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kIgnoreAnti>,
                          broken("ignore-anti", "recovery ignores anti-nodes: dequeued values come back (§3.4 rule 3)"));
+// D9's resets removed: caught only by a second crash after new operations
+// (the recovered run's syncs make the rejected blocks' epochs old enough).
+FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNoRecoveryReset>,
+                         broken("no-recovery-reset",
+                                "recovery does not reset the blocks it rejects (D9): after the recovered run syncs, a "
+                                "second crash and recovery revive them (needs --post-crash-every)"));

@@ -91,6 +91,7 @@ struct Campaign {
   internal::Scheduler* sched = nullptr;  // scheduled multi-threaded run
   internal::Phase phase = internal::Phase::kRun;
   std::size_t nested_counter = 0;
+  std::size_t post_crash_counter = 0;
 
   Campaign(const SubjectInfo& i, const CampaignConfig& c) : info(i), cfg(c) {}
 
@@ -170,6 +171,7 @@ struct Campaign {
                                (cfg.replay || (++nested_counter % std::max<std::size_t>(cfg.recovery_crash_every, 1)) == 0)
                            ? cfg.recovery_crash_depth
                            : 0;
+    job.post_crash = cfg.post_crash_every > 0 && (cfg.replay || (++post_crash_counter % cfg.post_crash_every) == 0);
     job.ops = &ops;
     job.initial = &initial;
     job.offsets = &cs.lines;
@@ -182,6 +184,7 @@ struct Campaign {
       ++result.images_checked;
       result.lines_per_image += cs.lines.size();
       result.nested_images += v.nested;
+      result.second_images += v.second;
       ++result.engines[v.check.engine];
       if (v.check.verdict == CheckResult::Verdict::kInconclusive) ++result.inconclusive;
       if (!v.check.violation()) continue;
@@ -376,6 +379,9 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   if (cfg.recovery_crash_depth > 0)
     c += " --crash-recovery " + std::to_string(cfg.recovery_crash_depth) + " --recovery-crash-points " +
          std::to_string(cfg.recovery_crash_points) + " --recovery-crash-images " + std::to_string(cfg.recovery_crash_images);
+  if (cfg.post_crash_every > 0)
+    c += " --post-crash-every " + std::to_string(cfg.post_crash_every) + " --post-crash-points " + std::to_string(cfg.post_crash_points) +
+         " --post-crash-images " + std::to_string(cfg.post_crash_images);
   if (cfg.instance_threads > cfg.threads) c += " --instance-threads " + std::to_string(cfg.instance_threads);
   if (cfg.dirty_heap) c += " --dirty-heap";
   for (const auto& m : cfg.mutate_sites) c += " --mutate-site " + m;
@@ -390,6 +396,11 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
   if (cfg.recovery_crash_depth < 0 || cfg.recovery_crash_depth > 2)
     throw std::invalid_argument("crash campaign: recovery crash depth must be 0, 1 or 2");
   if (cfg.recovery_crash_images < 0) throw std::invalid_argument("crash campaign: recovery crash images must be >= 0");
+  if (cfg.post_crash_images < 0) throw std::invalid_argument("crash campaign: post crash images must be >= 0");
+  if (cfg.post_crash_every > 0 && cfg.post_crash_points == 0)
+    throw std::invalid_argument("crash campaign: post crash points must be >= 1 with post crash every > 0");
+  if (cfg.post_crash_every > 0 && cfg.post_ops == 0)
+    throw std::invalid_argument("crash campaign: a second crash during post-recovery ops needs post ops > 0");
   if (cfg.threads > 26 && (cfg.schedule != CampaignConfig::Schedule::kFree || !cfg.verb_order.empty()))
     throw std::invalid_argument("crash campaign: scheduled runs support at most 26 threads");
   if (cfg.pct_depth < 1) throw std::invalid_argument("crash campaign: pct depth must be >= 1");

@@ -209,6 +209,7 @@ std::string Farm::encode(const Job& job, const std::vector<std::size_t>& which) 
   w.u64(job.k);
   w.u64(static_cast<std::uint64_t>(job.phase));
   w.u64(static_cast<std::uint64_t>(job.nested_depth));
+  w.u64(job.post_crash ? 1 : 0);
   w.u64(job.media_size);
   wire::put(w, *job.ops);
   w.vec(*job.initial);
@@ -286,6 +287,7 @@ std::vector<Verdict> Farm::check(const Job& job) {
           v.index = static_cast<int>(r.i64());
           v.check = wire::get_check(r);
           v.nested = r.u64();
+          v.second = r.u64();
         }
         garbled = !r.ok() || (type != 1 && type != 2 && type != 3) ||
                   (type == 1 && (owed[s].empty() || job.images[owed[s].front()]->index != v.index)) ||

@@ -53,6 +53,7 @@ struct Job {
   std::uint64_t k = 0;
   Phase phase = Phase::kRun;
   int nested_depth = 0;  // crashes during recovery for these images (0: none)
+  bool post_crash = false;  // a second crash during the post-recovery ops of these images
   const std::vector<HistoryOp>* ops = nullptr;
   const State* initial = nullptr;
   const std::vector<std::uint64_t>* offsets = nullptr;  // CrashState::lines
@@ -65,6 +66,7 @@ struct Verdict {
   int index = 0;
   CheckResult check;
   std::uint64_t nested = 0;  // images checked after crashes during recovery
+  std::uint64_t second = 0;  // images checked after a second crash during post-recovery ops
 };
 
 class Farm {

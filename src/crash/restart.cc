@@ -23,6 +23,14 @@
 // state and its images; each such image is recovered again (and, at depth 2,
 // crashed again), and every final outcome is checked against the same
 // history. Recovery that is not idempotent fails here.
+// A second crash after recovery (CampaignConfig::post_crash_every > 0): a
+// child opens the image under the live simulator, recovers, completes the
+// pending ops and runs the same post-recovery ops as the plain restart
+// (syncs included), capturing crash states at verbs spread over them and
+// after the last; each such image is recovered again, and its state must be
+// the first recovered state with a prefix of the post ops applied
+// (check_second), from which more post ops are checked. What recovery
+// writes for the recovered run's sake (nbMontage's resets) is tested here.
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -208,12 +216,34 @@ struct Outcome {
   std::string post_error;  // post-recovery ops disagreed with the specification
   std::string path;        // nested crashes: where recovery was crashed
   std::uint64_t verbs = 0; // recovery's persistence verbs (it opened a pool)
+  // The post-recovery ops as run (syncs included when they are applied),
+  // by thread, from state post_from; their persistence verbs.
+  std::vector<Op> post;
+  std::vector<int> post_tids;
+  State post_from;
+  std::uint64_t post_verbs = 0;
+};
+
+// Where the post-recovery ops are (read by the crash hook of a second
+// crash): ops [0, done) completed, op `done` in progress (when < n), and
+// every op before `synced` completed before a completed sync.
+struct PostTrack {
+  std::size_t done = 0;
+  std::size_t synced = 0;
+};
+
+// How a restart runs its post-recovery ops: the workload's rng and each
+// thread's next sequence number.
+struct PostPlan {
+  std::uint64_t rng = 0;
+  std::vector<std::uint64_t> seq;
 };
 
 struct JobCtx {
   std::uint64_t k = 0;
   Phase phase = Phase::kRun;
   int nested_depth = 0;
+  bool post_crash = false;  // crash the post-recovery ops of these images too
   std::vector<HistoryOp> ops;
   State initial;
   std::vector<std::size_t> pending;   // indices of pending ops
@@ -241,6 +271,7 @@ class Machine {
       j.k = r.u64();
       j.phase = static_cast<Phase>(r.u64());
       j.nested_depth = static_cast<int>(r.u64());
+      j.post_crash = r.u64() != 0;
       const auto media_size = r.u64();
       j.ops = wire::get_history(r);
       j.initial = r.vec();
@@ -266,18 +297,19 @@ class Machine {
           std::memcpy(saved[l].data(), scratch_.map + offsets[l], kL);
           std::memcpy(scratch_.map + offsets[l], lines + l * kL, kL);
         }
-        std::uint64_t nested = 0;
+        std::uint64_t nested = 0, second = 0;
         // CRASH: the alarm covers the whole image — recovery, observation,
         // post-recovery ops, the check and the answer — so a recovery that
         // corrupted this process (a heap left looping) still ends it.
         ::alarm(static_cast<unsigned>(cfg_.recovery_timeout_s));
-        const CheckResult res = image(j, scratch_, index, &nested);
+        const CheckResult res = image(j, scratch_, index, &nested, &second);
         for (std::size_t l = 0; l < offsets.size(); ++l) std::memcpy(scratch_.map + offsets[l], saved[l].data(), kL);
         wire::Writer w;
         w.u64(1);
         w.i64(index);
         wire::put(w, res);
         w.u64(nested);
+        w.u64(second);
         if (!wire::send_msg(sock, w.data())) ::_exit(0);
         ::alarm(0);
       }
@@ -332,22 +364,38 @@ class Machine {
     return true;
   }
 
+  // The plan of the post-recovery ops after the first recovery of image
+  // `index` (after a second crash: second_plan).
+  PostPlan first_plan(const JobCtx& j, int index) const {
+    return {wire::mix(cfg_.seed ^ wire::mix(j.k + 0x5bd1e995) ^ (static_cast<std::uint64_t>(index) << 40)), j.next_seq};
+  }
+
+  // Syncs are applied after recovery only when a second crash may follow
+  // (they make post ops durable; otherwise they would only cost verbs).
+  bool post_syncs() const { return cfg_.post_crash_every > 0; }
+
   // After recovery: more operations, checked one by one against the
   // specification from the recovered state (corruption that only shows
-  // later — a free list, a tail pointer — fails here).
-  void post_ops(const JobCtx& j, int index, Subject& subject, Outcome& o) const {
+  // later — a free list, a tail pointer — fails here). `track` (a child
+  // that crashes them) follows the ops as they complete.
+  void post_ops(const PostPlan& plan, Subject& subject, Outcome& o, PostTrack* track = nullptr) const {
     if (cfg_.post_ops == 0) return;
     sites::set_phase(sites::Phase::kPost);
     State st = detectable_ && !buffered_ ? o.s1 : o.s0;
-    std::vector<std::uint64_t> seq = j.next_seq;
-    std::uint64_t rng = wire::mix(cfg_.seed ^ wire::mix(j.k + 0x5bd1e995) ^ (static_cast<std::uint64_t>(index) << 40));
+    o.post_from = st;
+    std::vector<std::uint64_t> seq = plan.seq;
+    std::uint64_t rng = plan.rng;
     for (std::size_t i = 0; i < cfg_.post_ops; ++i) {
       const int tid = static_cast<int>(i % static_cast<std::size_t>(cfg_.threads));
       const Op op = subject.next_op(tid, rng);
-      if (op.kind == kSync) continue;
+      if (op.kind == kSync && !post_syncs()) continue;
+      o.post.push_back(op);
+      o.post_tids.push_back(tid);
+      if (track != nullptr) track->done = o.post.size() - 1;
       const State before = st;
       const Response want = regions_ ? regions_->apply(st, op) : spec_apply(spec_, st, op);
       const Response got = subject.apply(tid, seq[static_cast<std::size_t>(tid)]++, op);
+      if (track != nullptr && op.kind == kSync) track->synced = o.post.size();
       if (!(got == want)) {
         o.post_error = "post-recovery op " + std::to_string(i + 1) + " of " + std::to_string(cfg_.post_ops) + ", " +
                        format_op(op) + " by thread " + std::to_string(tid) + ", answered " + format_response(got) +
@@ -356,6 +404,7 @@ class Machine {
         return;
       }
     }
+    if (track != nullptr) track->done = o.post.size();
     const State fin = subject.observe();
     if (fin != st)
       o.post_error = "after " + std::to_string(cfg_.post_ops) + " post-recovery ops the state is " + format_state(fin) +
@@ -385,7 +434,8 @@ class Machine {
   }
 
   // One restarted machine on the image in `img` (in this process).
-  Outcome restart(const JobCtx& j, const Scratch& img, int index) const {
+  Outcome restart(const JobCtx& j, const Scratch& img, int index) const { return restart(j, img, first_plan(j, index)); }
+  Outcome restart(const JobCtx& j, const Scratch& img, const PostPlan& plan) const {
     Outcome o;
     sim::set_child_backing_fd(img.fd);
     sim::sync_child_view(img.map, img.size);
@@ -396,7 +446,8 @@ class Machine {
         o.no_pool = true;
       } else {
         o.verbs = sim::child_verbs();
-        post_ops(j, index, *subject, o);
+        post_ops(plan, *subject, o);
+        o.post_verbs = sim::child_verbs() - o.verbs;
         keep_page_tables(*pool);
         subject.reset();
         pool.reset();
@@ -467,11 +518,16 @@ class Machine {
     return res;
   }
 
-  CheckResult image(const JobCtx& j, const Scratch& img, int index, std::uint64_t* nested) {
+  CheckResult image(const JobCtx& j, const Scratch& img, int index, std::uint64_t* nested, std::uint64_t* second) {
     const Outcome o = restart(j, img, index);
     if (j.ops.size() > 1000) alive();  // long histories take the checker a while
     CheckResult res = judge(j, o);
-    if (!res.ok() || j.nested_depth == 0) return res;
+    if (!res.ok()) return res;
+    if (j.post_crash && o.recovered && !o.no_pool) {
+      CheckResult r = crash_post_ops(j, img, index, o, second);
+      if (!r.ok()) return r;
+    }
+    if (j.nested_depth == 0) return res;
     std::vector<Outcome> deeper;
     crash_recovery(j, img, index, j.nested_depth, "", o.verbs, deeper);
     for (const auto& d : deeper) {
@@ -496,6 +552,8 @@ class Machine {
     std::vector<std::pair<int, std::vector<Line>>> images;
     std::vector<std::uint64_t> written;   // lines recovery had made durable
     std::vector<Line> media;              // their contents
+    // A second crash during post-recovery ops (PostTrack at the crash):
+    std::uint64_t done = 0, synced = 0;
   };
 
   struct Probe {
@@ -512,23 +570,36 @@ class Machine {
     const std::uint8_t* image;  // the image recovery started from
     const CampaignConfig* cfg;
     std::uint64_t seed;
+    // A second crash: points count from verb `base` (the first verb of the
+    // post-recovery ops), and each record carries the ops' progress.
+    std::uint64_t base = 0;
+    const PostTrack* track = nullptr;
   };
 
-  static void probe_hook(void* p, std::uint64_t k, persist::Verb) {
+  static void probe_hook(void* p, std::uint64_t k_abs, persist::Verb) {
     auto* c = static_cast<HookCtx*>(p);
+    if (k_abs < c->base) return;
+    const std::uint64_t k = k_abs - c->base;
     while (c->next < c->at->size() && (*c->at)[c->next] < k) ++c->next;
     if (c->next >= c->at->size() || (*c->at)[c->next] != k) return;
     // CRASH: a second crash, before recovery verb k. The simulator's lock is
     // held; capturing reads its state and changes nothing, so recovery goes
     // on exactly as if this point had not been captured, to the next one.
-    const CrashState cs = sim::capture_locked(k);
+    // CRASH (second crash): the same, before verb k of the post-recovery
+    // ops; op track->done is in progress (or, at the end, none).
+    const CrashState cs = sim::capture_locked(k_abs);
     ImageOptions iopt;
     iopt.tearing = c->cfg->tearing;
     iopt.enumerate_max = 4;
-    const ImageSet set = images_for(cs, c->cfg->recovery_crash_images, c->seed ^ k, iopt);
+    const int random = c->track != nullptr ? c->cfg->post_crash_images : c->cfg->recovery_crash_images;
+    const ImageSet set = images_for(cs, random, c->seed ^ k, iopt);
     ReportArea& w = *c->out;
     w.u64(1);
     w.u64(k);
+    if (c->track != nullptr) {
+      w.u64(c->track->done);
+      w.u64(c->track->synced);
+    }
     w.u64(cs.lines.size());
     w.raw(cs.lines.data(), cs.lines.size() * 8);
     w.u64(set.images.size());
@@ -563,7 +634,12 @@ class Machine {
   // a crash just before each recovery verb in `at` (increasing; empty: none,
   // and recovery's verb count is reported). One process serves every point:
   // capturing does not disturb the run.
-  Probe probe(const JobCtx& j, const Scratch& img, const std::vector<std::uint64_t>& at, std::uint64_t seed) const {
+  // With `post` (a second crash): the child also completes the pending ops
+  // and runs the post-recovery ops the plain restart ran (post->post, from
+  // plan `plan`), and the points count from the first post-op verb; a point
+  // equal to post->post_verbs is the end of the post ops.
+  Probe probe(const JobCtx& j, const Scratch& img, const std::vector<std::uint64_t>& at, std::uint64_t seed,
+              const Outcome* post = nullptr, const PostPlan* plan = nullptr) const {
     Probe pr;
     report_.clear();
     const pid_t pid = ::fork();
@@ -576,8 +652,9 @@ class Machine {
       sim::leave_child();
       sim::set_child_backing_fd(-1);
       report_.start();
+      PostTrack track;
       HookCtx ctx{&at, 0, &report_, img.map, &cfg_, seed};
-      if (!at.empty()) sim::set_crash_hook(&Machine::probe_hook, &ctx);
+      if (post == nullptr && !at.empty()) sim::set_crash_hook(&Machine::probe_hook, &ctx);
       ReportArea& w = report_;
       // CRASH: never close this pool, not even when recovery throws: the
       // simulator would write its working memory back into the image file
@@ -595,7 +672,22 @@ class Machine {
       try {
         Outcome o;
         const bool opened = recover(j, img.path(), o, pool, subject);
-        if (opened) {
+        if (opened && post != nullptr) {
+          // The post-recovery ops, crashed. ORDER: the hook is installed
+          // after recovery, so recovery's verbs are never crash points here.
+          ctx.base = sim::verbs();
+          ctx.track = &track;
+          sim::set_crash_hook(&Machine::probe_hook, &ctx);
+          post_ops(*plan, *subject, o, &track);
+          if (!at.empty() && at.back() == post->post_verbs && sim::verbs() == ctx.base + post->post_verbs)
+            sim::crash_now();  // the end of the post ops (exits when it was the last point)
+          sim::set_crash_hook(nullptr, nullptr);
+        }
+        if (opened && post != nullptr && (o.post != post->post || o.post_tids != post->post_tids)) {
+          w.u64(2);
+          w.str("the post-recovery ops under the live simulator differ from the plain restart's (next_op is not "
+                "deterministic)");
+        } else if (opened) {
           w.u64(0);
           w.u64(sim::verbs());
         } else {
@@ -618,6 +710,10 @@ class Machine {
       if (tag == 1) {
         Capture c;
         c.at = r.u64();
+        if (post != nullptr) {
+          c.done = r.u64();
+          c.synced = r.u64();
+        }
         c.offsets.resize(r.u64());
         if (const char* p = r.raw(c.offsets.size() * 8); p != nullptr && !c.offsets.empty())
           std::memcpy(c.offsets.data(), p, c.offsets.size() * 8);
@@ -710,6 +806,108 @@ class Machine {
         if (depth > 1) crash_recovery(j, next, index, depth - 1, here, verbs, out);
       }
     }
+  }
+
+  // ------------------------------------- a second crash, after recovery
+
+  // Crashes the post-recovery ops of image `index` (whose plain restart `o`
+  // passed): a probe child recovers the image under the live simulator,
+  // completes the pending ops and runs the same post ops (`o.post`), and is
+  // crashed at cfg_.post_crash_points verbs spread over them and after the
+  // last one; each crash image is recovered again (a fresh restart) and
+  // checked (check_second). The first violation is returned.
+  CheckResult crash_post_ops(const JobCtx& j, const Scratch& img, int index, const Outcome& o,
+                             std::uint64_t* second) const {
+    CheckResult ok;
+    ok.engine = "second-crash";
+    if (o.post.empty()) return ok;  // nothing ran after recovery
+    const std::uint64_t n = o.post_verbs;
+    const std::uint64_t salt = wire::mix(cfg_.seed ^ wire::mix(j.k + 0x2c7a) ^ wire::mix(static_cast<std::uint64_t>(index) + 191));
+    // Points: spread over the post ops' n verbs (jittered by the seed), and
+    // n itself, the crash after the last op.
+    std::vector<std::uint64_t> points;
+    const std::uint64_t want = std::min<std::uint64_t>(n, cfg_.post_crash_points);
+    for (std::uint64_t i = 0; i < want; ++i) {
+      const std::uint64_t lo = i * n / want, hi = (i + 1) * n / want;
+      points.push_back(lo + (hi > lo ? wire::mix(salt + i) % (hi - lo) : 0));
+    }
+    points.push_back(n);
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    alive();
+    const PostPlan plan = first_plan(j, index);
+    const Probe pr = probe(j, img, points, salt, &o, &plan);
+    auto fail = [&](const std::string& property, const std::string& reason) {
+      CheckResult r;
+      r.verdict = CheckResult::Verdict::kViolation;
+      r.property = "second-crash/" + property;
+      r.engine = "second-crash";
+      r.reason = reason;
+      return r;
+    };
+    if (!pr.ok)
+      return fail("recovery", "recovery and post-recovery ops under the live simulator failed: " + pr.error);
+    // The second recovery: the first crash's pending ops were completed by
+    // the first recovery (none are pending now); its post ops continue with
+    // fresh ops and the next sequence numbers.
+    JobCtx j2 = j;
+    j2.pending.clear();
+    PostPlan again{wire::mix(plan.rng ^ 0x7f4a7c159e3779b9ull), plan.seq};
+    for (const int t : o.post_tids) ++again.seq[static_cast<std::size_t>(t)];
+    Scratch next;
+    for (const auto& cap : pr.captures) {
+      for (const auto& [idx, lines] : cap.images) {
+        alive();
+        next.load(img.map, img.size);
+        for (std::size_t l = 0; l < cap.written.size(); ++l) std::memcpy(next.map + cap.written[l], cap.media[l].data(), kL);
+        for (std::size_t l = 0; l < cap.offsets.size(); ++l) std::memcpy(next.map + cap.offsets[l], lines[l].data(), kL);
+        const Outcome o2 = restart(j2, next, again);
+        ++*second;
+        std::string where = "a second crash at verb " + std::to_string(cap.at) + " of the " + std::to_string(n) +
+                            " of the " + std::to_string(o.post.size()) + " post-recovery ops (";
+        where += cap.done < o.post.size() ? "during op " + std::to_string(cap.done + 1) + ", " + format_op(o.post[cap.done])
+                                          : std::string("after the last op");
+        where += "; image " + std::to_string(idx) + ")";
+        if (!o2.recovered) return fail("recovery", "after " + where + ": " + o2.error);
+        std::string why = check_second(o, cap, o2);
+        if (!why.empty()) return fail(buffered_ ? "buffered-durable-linearizability" : "durable-linearizability",
+                                      "after " + where + ": " + why);
+        if (!o2.post_error.empty()) return fail("post-recovery", "after " + where + ": " + o2.post_error);
+      }
+    }
+    return ok;
+  }
+
+  // The check after a second recovery. The first recovered (and completed)
+  // state S1 = o.post_from and the post ops are sequential (one thread at a
+  // time, round robin), so the possible outcomes are S1 with a prefix of
+  // the post ops applied (P_0 = S1, P_i = P_(i-1) after op i): the prefix
+  // holds every op completed before the crash (strictly durable), or every
+  // op completed before the last completed sync (buffered), and at most the
+  // op in progress besides. An empty string when the recovered state is one
+  // of them; never inconclusive.
+  std::string check_second(const Outcome& o, const Capture& cap, const Outcome& o2) const {
+    const std::size_t n = o.post.size();
+    const std::size_t done = std::min<std::size_t>(cap.done, n);
+    const std::size_t hi = std::min(n, done + 1);
+    const std::size_t lo = buffered_ ? std::min<std::size_t>(cap.synced, done) : done;
+    const State& got = detectable_ && !buffered_ ? o2.s1 : o2.s0;
+    State st = o.post_from;
+    for (std::size_t i = 0; i <= hi; ++i) {
+      if (i >= lo && st == got) return {};
+      if (i < n) {
+        if (regions_)
+          (void)regions_->apply(st, o.post[i]);
+        else
+          (void)spec_apply(spec_, st, o.post[i]);
+      }
+    }
+    std::string s = "the state recovered is " + format_state(got) + "; the first recovery's state " +
+                    format_state(o.post_from) + " with the first " +
+                    (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) + " of the " +
+                    std::to_string(n) + " post-recovery ops applied was required (" + std::to_string(done) +
+                    " completed before the crash";
+    if (buffered_) s += ", " + std::to_string(cap.synced) + " before the last completed sync";
+    return s + ")";
   }
 
   // Tells the runner this worker is alive (between the many recoveries of

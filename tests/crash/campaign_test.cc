@@ -173,6 +173,17 @@ TEST(Campaign, BadConfigurationIsRejected) {
   cfg.recovery_crash_depth = 3;
   EXPECT_THROW(fc::run_campaign(subject("correct"), cfg), std::invalid_argument);
   cfg.recovery_crash_depth = 0;
+  cfg.post_crash_every = 1;
+  cfg.post_crash_points = 0;
+  EXPECT_THROW(fc::run_campaign(subject("correct"), cfg), std::invalid_argument);
+  cfg.post_crash_points = 3;
+  cfg.post_ops = 0;
+  EXPECT_THROW(fc::run_campaign(subject("correct"), cfg), std::invalid_argument);
+  cfg.post_ops = 8;
+  cfg.post_crash_images = -1;
+  EXPECT_THROW(fc::run_campaign(subject("correct"), cfg), std::invalid_argument);
+  cfg.post_crash_every = 0;
+  cfg.post_crash_images = 1;
   cfg.pool_dir = "/nonexistent-dir-for-ferrite";
   auto r = fc::run_campaign(subject("correct"), cfg);
   EXPECT_FALSE(r.error.empty());

@@ -1,7 +1,8 @@
 // The restarted machine of the crash campaigns (simulator v2): recovery in a
 // process that never saw the crashed run's DRAM, post-recovery operations,
-// crashes during recovery and during create, buffered durability, and the
-// guard that turns a dying or hanging recovery into a violation.
+// crashes during recovery and during create, buffered durability, the
+// guard that turns a dying or hanging recovery into a violation, and a
+// second crash after recovery, during new operations.
 //
 // Each test pairs a deliberately wrong test-local subject with the mode
 // that must catch it, and (where it makes sense) shows that the same
@@ -19,6 +20,7 @@
 
 #include "common/sanitizer.h"
 #include "common/scale.h"
+#include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
@@ -615,6 +617,99 @@ TEST(Restart, ASetHistoryOf2000OpsOver2000KeysIsDecidedExactly) {
   EXPECT_EQ(r.inconclusive, 0u) << describe(r);
   EXPECT_EQ(r.engines.count("exact-per-key"), 1u);
   EXPECT_GT(r.images_checked, 0u);
+}
+
+// --------------------------- 8. a second crash after recovery (issue 11)
+// A log that persists every append until it has been recovered once, and
+// after that (the broken variant) writes its appends without a write-back:
+// the post-recovery ops answer right, so one crash never shows it; a
+// second crash during them loses appends that had completed.
+template <bool kBroken>
+class LazyAfterRecovery final : public LogBase {
+ public:
+  void create(pm::Pool& pool, int) override { root_ = pool.create_root<LogRoot>("t"); }
+  fc::Response apply(int, std::uint64_t, const fc::Op& o) override {
+    if (!(kBroken && recovered_)) return fc::Response::of(durable_append(root_, o.arg));
+    // CRASH: wrong on purpose — no pwb, no psync after a recovery.
+    const auto i = root_->count;
+    root_->items[i] = o.arg;
+    root_->count = i + 1;
+    return fc::Response::of(static_cast<std::int64_t>(i));
+  }
+  void recover(pm::Pool& pool, int) override {
+    root_ = pool.root<LogRoot>("t");
+    recovered_ = true;
+  }
+  std::vector<std::int64_t> observe() override {
+    return {root_->items, root_->items + std::min<std::uint64_t>(root_->count, kCap)};
+  }
+
+ private:
+  bool recovered_ = false;
+};
+
+TEST(Restart, LostPostRecoveryOpsAreCaughtByASecondCrashOnly) {
+  fc::CampaignConfig cfg;
+  cfg.ops = scaled(24, 8);
+  cfg.images = 2;
+  cfg.post_ops = 6;
+  auto once = fc::run_campaign(info_of<LazyAfterRecovery<true>>("lazy-log", true), cfg);
+  ASSERT_TRUE(once.error.empty()) << once.error;
+  EXPECT_EQ(once.violations, 0u) << "one crash cannot see it: " << describe(once);
+  EXPECT_EQ(once.second_images, 0u);
+  cfg.post_crash_every = 3;
+  cfg.post_crash_points = 2;
+  fc::CampaignConfig first = cfg;
+  first.stop_after_violations = 1;
+  auto bad = fc::run_campaign(info_of<LazyAfterRecovery<true>>("lazy-log", true), first);
+  ASSERT_TRUE(bad.error.empty()) << bad.error;
+  ASSERT_GE(bad.violations, 1u);
+  EXPECT_TRUE(any_property(bad, "second-crash/durable-linearizability")) << describe(bad);
+  EXPECT_GT(bad.second_images, 0u);
+  EXPECT_NE(bad.details[0].replay.find("--post-crash-every 3 --post-crash-points 2"), std::string::npos)
+      << bad.details[0].replay;
+  // The replay line's crash point and image reproduce it.
+  fc::CampaignConfig replay = cfg;
+  replay.replay = fc::CampaignConfig::Replay{bad.details[0].k, bad.details[0].image};
+  auto again = fc::run_campaign(info_of<LazyAfterRecovery<true>>("lazy-log", true), replay);
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  EXPECT_GE(again.violations, 1u) << "the replay must reproduce: " << bad.details[0].replay;
+  // The correct log: every completed post op survives the second crash.
+  auto good = fc::run_campaign(info_of<LazyAfterRecovery<false>>("lazy-log", false), cfg);
+  ASSERT_TRUE(good.error.empty()) << good.error;
+  EXPECT_EQ(good.violations, 0u) << describe(good);
+  EXPECT_EQ(good.inconclusive, 0u);
+  EXPECT_GT(good.second_images, 0u);
+  std::printf("[ second   ] broken %llu, correct %llu images after a second crash (%.1f s)\n",
+              static_cast<unsigned long long>(bad.second_images), static_cast<unsigned long long>(good.second_images),
+              bad.seconds + good.seconds);
+}
+
+// The mode is generic: strictly durable registered structures (a
+// combining queue, a lock-free durable queue) survive a second crash
+// during their post-recovery ops with every completed post op.
+TEST(Restart, StrictlyDurableQueuesSurviveASecondCrashAfterRecovery) {
+  for (const char* structure : {"pb-queue", "friedman-durable"}) {
+    for (const char* model : {"abstract", "x86"}) {
+      SCOPED_TRACE(std::string(structure) + " " + model);
+      fc::CampaignConfig cfg;
+      cfg.model = model;
+      cfg.ops = scaled(24, 10);
+      cfg.images = 2;
+      cfg.post_ops = 12;
+      cfg.post_crash_every = 10;
+      cfg.post_crash_points = 3;
+      auto r = fc::run_campaign(ferrite::test::subject(structure, "correct"), cfg);
+      ASSERT_TRUE(r.error.empty()) << r.error;
+      EXPECT_EQ(r.violations, 0u) << describe(r);
+      EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+      EXPECT_GT(r.second_images, 0u);
+      std::printf("[ second   ] %s [%s]: %llu crash points, %llu images, %llu after a second crash, %.1f s\n",
+                  structure, model, static_cast<unsigned long long>(r.crash_points),
+                  static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.second_images),
+                  r.seconds);
+    }
+  }
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 //   ferrite crashtest --structure S [--variant V] [--threads T] [--ops N]
 //                     [--images I] [--seed X] [--crash-points P]
 //                     [--model abstract|x86|hops|hops+|strand|all] [--post-ops N]
-//                     [--crash-recovery D] [--crash-create] [--workers W]
+//                     [--crash-recovery D] [--post-crash-every N] [--crash-create] [--workers W]
 //                     [--pool-size BYTES] [--no-tearing] [--replay K:IMAGE]
 //                     [--json]
 //   ferrite crashtest --all [--json]
@@ -47,6 +47,9 @@ struct Opts {
   std::size_t recovery_points = fc::CampaignConfig{}.recovery_crash_points;
   std::size_t recovery_every = 1;
   int recovery_images = fc::CampaignConfig{}.recovery_crash_images;
+  std::size_t post_crash_every = 0;
+  std::size_t post_crash_points = fc::CampaignConfig{}.post_crash_points;
+  int post_crash_images = fc::CampaignConfig{}.post_crash_images;
   bool crash_create = false;
   std::string schedule = "random", verb_order;
   int pct_depth = fc::CampaignConfig{}.pct_depth;
@@ -88,6 +91,7 @@ Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
   j["possible_images"] = r.possible_images;
   j["coverage"] = r.coverage;
   j["nested_images"] = r.nested_images;
+  j["second_images"] = r.second_images;
   j["create_points"] = r.create_points;
   j["worker_restarts"] = r.worker_restarts;
   j["schedule"] = r.schedule;
@@ -130,6 +134,9 @@ void print_text(const fc::CampaignResult& r) {
   if (r.nested_images > 0 || r.create_points > 0)
     std::printf("  %llu image(s) checked after crashes during recovery; %llu crash point(s) inside create\n",
                 static_cast<unsigned long long>(r.nested_images), static_cast<unsigned long long>(r.create_points));
+  if (r.second_images > 0)
+    std::printf("  %llu image(s) checked after a second crash during post-recovery ops\n",
+                static_cast<unsigned long long>(r.second_images));
   if (!r.error.empty()) std::printf("  error: %s\n", r.error.c_str());
   if (r.schedule_diverged)
     std::printf("  note: the recorded verb order could not be followed to the end (the run went on unordered)\n");
@@ -165,6 +172,9 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.recovery_crash_points = o.recovery_points;
   c.recovery_crash_every = o.recovery_every;
   c.recovery_crash_images = o.recovery_images;
+  c.post_crash_every = o.post_crash_every;
+  c.post_crash_points = o.post_crash_points;
+  c.post_crash_images = o.post_crash_images;
   c.crash_create = o.crash_create;
   c.schedule = o.schedule == "pct"      ? fc::CampaignConfig::Schedule::kPct
                : o.schedule == "random" ? fc::CampaignConfig::Schedule::kRandom
@@ -355,6 +365,17 @@ void run_all(const Opts& o) {
         c.recovery_every = 2;
         if (auto rc = fc::run_campaign(s, config_of(c)); !rc.error.empty() || rc.violations > 0) r = rc;
       }
+      // A broken recovery whose bug needs a crash after new operations
+      // (montage's no-recovery-reset: rejected blocks revive once the
+      // recovered run has synced) gets one 1-thread run with a second crash
+      // during the post-recovery ops.
+      if (s.expect_violation && r.error.empty() && r.violations == 0) {
+        Opts c = q;
+        c.ops = 60;
+        c.post_ops = 32;
+        c.post_crash_every = 2;
+        if (auto rc = fc::run_campaign(s, config_of(c)); !rc.error.empty() || rc.violations > 0) r = rc;
+      }
       // An inconclusive image is never a pass for a correct variant.
       const bool as_expected =
           r.error.empty() && (s.expect_violation ? r.violations >= 1 : r.violations == 0 && r.inconclusive == 0);
@@ -412,6 +433,19 @@ void setup_crashtest(CLI::App* sub) {
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30));
   sub->add_option("--recovery-crash-images", o->recovery_images,
                   "With --crash-recovery: random images per recovery crash, plus all-lost and all-persisted (default 1)")
+      ->check(CLI::Range(0, 1000));
+  sub->add_option("--post-crash-every", o->post_crash_every,
+                  "A second crash after recovery: at every n-th crash point, each image is recovered, its pending ops "
+                  "completed and the --post-ops run (syncs included) under the simulator, crashed during those ops, "
+                  "and recovered again; the state must be the first recovered state plus a prefix of the post ops "
+                  "(0: off, default)")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30));
+  sub->add_option("--post-crash-points", o->post_crash_points,
+                  "With --post-crash-every: verbs of the post-recovery ops crashed per image, plus the end of the ops "
+                  "(default 3)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  sub->add_option("--post-crash-images", o->post_crash_images,
+                  "With --post-crash-every: random images per second crash, plus all-lost and all-persisted (default 1)")
       ->check(CLI::Range(0, 1000));
   sub->add_flag("--crash-create", o->crash_create, "Crash points during pool and structure creation as well");
   sub->add_option("--workers", o->workers, "Processes that recover and check images (0: one per core)")

@@ -32,6 +32,10 @@
 //      detectable subjects; buffered durable linearizability for buffered
 //      ones). With recovery_crash_depth > 0, recovery itself is crashed at
 //      some of its verbs and the images of that crash are recovered again.
+//      With post_crash_every > 0, the recovered run is crashed again during
+//      its post-recovery ops (and syncs) and each such image is recovered
+//      and checked against the first recovered state plus a prefix of the
+//      post ops.
 //      The run then continues.
 //   5. Every violation carries a one-line replay command.
 //
@@ -105,6 +109,22 @@ struct CampaignConfig {
   std::size_t recovery_crash_points = 3;
   std::size_t recovery_crash_every = 1;
   int recovery_crash_images = 1;
+  // A second crash after recovery, during NEW operations (docs/crash.md,
+  // "Second crashes"): 0 off; n > 0: for every image of every n-th crash
+  // point, a child of the worker recovers the image under the live
+  // simulator, completes the pending ops, runs the `post_ops` (syncs
+  // included: with this mode on, a workload's kSync ops are applied after
+  // recovery instead of skipped) and is crashed at `post_crash_points`
+  // verbs spread over the post-ops phase and after its last op; each crash's
+  // images (all-lost, all-persisted, `post_crash_images` random) are
+  // recovered again. The second recovered state must be the first
+  // recovered-and-completed state with a prefix of the post ops applied,
+  // a prefix that holds every post op completed before the last completed
+  // sync (buffered subjects) or every completed post op (the others); then
+  // `post_ops` more ops are checked from it against the specification.
+  std::size_t post_crash_every = 0;
+  std::size_t post_crash_points = 3;
+  int post_crash_images = 1;
   // Crash points during pmem::Pool::create and Subject::create as well (k
   // counts from the pool's creation; the simulator is never settled).
   bool crash_create = false;
@@ -170,6 +190,7 @@ struct CampaignResult {
   double possible_images = 0;         // sum over crash points of the model's possible images
   double coverage = 0;                // images_checked / possible_images (1 = exhaustive)
   std::uint64_t nested_images = 0;    // images checked after crashes during recovery
+  std::uint64_t second_images = 0;    // images checked after a second crash during post-recovery ops
   std::uint64_t worker_restarts = 0;  // restarted machines that died (each one a violation)
   std::uint64_t create_points = 0;    // crash points inside create (crash_create)
   std::string schedule = "free";      // "free", "pct", "random" or "replay"

@@ -846,6 +846,7 @@ class EpochSys {
     struct Part {
       std::vector<Found> payloads, antis;
       std::vector<PBlk*> reset_payloads, reset_antis;
+      std::vector<std::pair<PBlk*, std::uint64_t>> stamps;  // not ours: the allocator's stamp, stored last
       std::vector<std::vector<PBlk*>> free_blocks = std::vector<std::vector<PBlk*>>(kClasses);
       std::uint64_t max_epoch = 0, blocks_seen = 0, rejected_epoch = 0, rejected_uncommitted = 0;
     };
@@ -876,9 +877,16 @@ class EpochSys {
           const bool mine = (type == kPayload || type == kAnti) && b->stamp.load(std::memory_order_relaxed) == slab->stamp;
           if (!mine) {
             // Never used, reset, torn, or left by an earlier use of this
-            // memory. The allocator needs the stamp; storing it cannot make
-            // old bytes valid (the checksum covers the stamp).
-            b->stamp.store(slab->stamp, std::memory_order_relaxed);
+            // memory. The allocator needs the stamp, but storing it now
+            // could complete a header torn only in its stamp word (a block
+            // of the crashed run, tagged e-1 or e): the decision would then
+            // not be durable — once the restored epoch is, that block
+            // passes rule 1, and rule 2 once the new run's serial numbers
+            // pass its own (found by the two-crash campaign, D19). So a
+            // tagged block is reset with the rejected ones, and the stamp
+            // is stored only after every reset is durable.
+            if (b->epoch.load(std::memory_order_relaxed) != 0) part.reset_payloads.push_back(b);
+            part.stamps.emplace_back(b, slab->stamp);
             part.free_blocks[static_cast<std::size_t>(c)].push_back(b);
             continue;
           }
@@ -906,7 +914,9 @@ class EpochSys {
     }
     std::vector<Found> payloads, antis;
     std::vector<PBlk*> reset_payloads, reset_antis;
+    std::vector<std::pair<PBlk*, std::uint64_t>> stamps;
     for (Part& part : parts) {
+      stamps.insert(stamps.end(), part.stamps.begin(), part.stamps.end());
       payloads.insert(payloads.end(), part.payloads.begin(), part.payloads.end());
       antis.insert(antis.end(), part.antis.begin(), part.antis.end());
       reset_payloads.insert(reset_payloads.end(), part.reset_payloads.begin(), part.reset_payloads.end());
@@ -947,6 +957,10 @@ class EpochSys {
       persist::pwb(&root->global_epoch, sizeof(std::uint64_t));
       persist::psync();
     }
+    if constexpr ((F & fault::kNoRecoveryReset) != 0) {
+      reset_payloads.clear();
+      reset_antis.clear();
+    }
     // Make the decision durable (see the header: payloads, pfence, anti-nodes, psync).
     for (PBlk* b : reset_payloads) {
       b->epoch.store(0, std::memory_order_relaxed);
@@ -969,6 +983,9 @@ class EpochSys {
     // run; its blocks never share an epoch (nor a stamp) with old ones.
     persist::pwb(&root->global_epoch, sizeof(std::uint64_t));
     persist::psync();
+    // ORDER: after the resets are durable (above): a stamp that completes a
+    // torn header completes one whose epoch is 0 (rule 1 rejects it).
+    for (const auto& [b, stamp] : stamps) b->stamp.store(stamp, std::memory_order_relaxed);
     st->new_epoch = next;
     return next;
   }

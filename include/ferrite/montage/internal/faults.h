@@ -27,5 +27,10 @@ inline constexpr unsigned kNoEpochRestore = 1u << 3;
 // of the rejected blocks are durable: a second crash in between leaves an
 // epoch under which the rejected blocks of the last two epochs pass rule 1.
 inline constexpr unsigned kRestoreBeforeReset = 1u << 4;
+// Recovery does not reset the blocks it rejects or cancels (D9's resets
+// removed; the epoch is still restored): they keep their tags, and once
+// the new run has made two epochs durable and its serial numbers passed
+// theirs, a second recovery finds them in use.
+inline constexpr unsigned kNoRecoveryReset = 1u << 5;
 
 }  // namespace ferrite::montage::fault
