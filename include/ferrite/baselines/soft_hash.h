@@ -282,22 +282,7 @@ class SoftHashTable {
   bool insert(std::int64_t key, int tid) { return insert_node(key, 0, tid).second; }
 
   // The paper's remove.
-  bool remove(std::int64_t key, int tid) {
-    check_tid(tid, threads_, "SoftHashTable");
-    VNode* head = bucket(key);
-    auto g = ebr_.pin(tid);
-    VNode* pred;
-    State cs;
-    const std::uintptr_t curr = find(head, key, &pred, &cs, tid);
-    VNode* c = ref(curr);
-    if (c == nullptr || c->key != key || cs == soft::kIntendToInsert || cs == soft::kDeleted) return false;
-    bool won = false;
-    while (!won && state_of(c->next.load(std::memory_order_acquire)) == soft::kInserted)
-      won = state_cas(c, soft::kInserted, soft::kIntendToDelete);
-    finish_remove(c);
-    if (won) trim(pred, curr, tid);
-    return won;
-  }
+  bool remove(std::int64_t key, int tid) { return remove_node<false>(key, tid).first; }
 
   // The paper's contains: no write-back, no CAS.
   bool contains(std::int64_t key, int tid) {
@@ -351,23 +336,7 @@ class SoftHashTable {
   // The old value, or nullopt if the key was absent. The paper's remove,
   // with the INSERTED -> INTEND_TO_DELETE step under the node's lock.
   std::optional<std::int64_t> erase(std::int64_t key, int tid) {
-    check_tid(tid, threads_, "SoftHashTable");
-    VNode* head = bucket(key);
-    auto g = ebr_.pin(tid);
-    VNode* pred;
-    State cs;
-    const std::uintptr_t curr = find(head, key, &pred, &cs, tid);
-    VNode* c = ref(curr);
-    if (c == nullptr || c->key != key || cs == soft::kIntendToInsert || cs == soft::kDeleted) return std::nullopt;
-    bool won = false;
-    std::int64_t old = 0;
-    lock(c);
-    while (!won && state_of(c->next.load(std::memory_order_acquire)) == soft::kInserted)
-      won = state_cas(c, soft::kInserted, soft::kIntendToDelete);
-    if (won) old = c->value.load(std::memory_order_relaxed);  // relaxed: updates hold the lock we hold
-    unlock(c);
-    finish_remove(c);
-    if (won) trim(pred, curr, tid);
+    const auto [won, old] = remove_node<true>(key, tid);
     return won ? std::optional<std::int64_t>(old) : std::nullopt;
   }
 
@@ -409,6 +378,35 @@ class SoftHashTable {
   }
 
  private:
+  // The paper's remove, shared by the set and the map: whether this call
+  // won the INSERTED -> INTEND_TO_DELETE step, and (kMap) the value it
+  // removed. The map takes the node's lock around the step so that a
+  // concurrent put's update and the removed value agree; the set stays
+  // lock-free.
+  template <bool kMap>
+  std::pair<bool, std::int64_t> remove_node(std::int64_t key, int tid) {
+    check_tid(tid, threads_, "SoftHashTable");
+    VNode* head = bucket(key);
+    auto g = ebr_.pin(tid);
+    VNode* pred;
+    State cs;
+    const std::uintptr_t curr = find(head, key, &pred, &cs, tid);
+    VNode* c = ref(curr);
+    if (c == nullptr || c->key != key || cs == soft::kIntendToInsert || cs == soft::kDeleted) return {false, 0};
+    bool won = false;
+    std::int64_t old = 0;
+    if constexpr (kMap) lock(c);
+    while (!won && state_of(c->next.load(std::memory_order_acquire)) == soft::kInserted)
+      won = state_cas(c, soft::kInserted, soft::kIntendToDelete);
+    if constexpr (kMap) {
+      if (won) old = c->value.load(std::memory_order_relaxed);  // relaxed: updates hold the lock we hold
+      unlock(c);
+    }
+    finish_remove(c);
+    if (won) trim(pred, curr, tid);
+    return {won, old};
+  }
+
   SoftHashTable(pmem::Pool& pool, soft::SoftRoot* root, int threads)
       : threads_(threads), heap_(&pool.heap()), root_(root),
         slab_nodes_(root->slab_nodes()),
