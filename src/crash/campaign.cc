@@ -80,6 +80,8 @@ struct Campaign {
   State initial;
   History history;
   std::uint64_t sample_threshold = ~std::uint64_t{0};  // k sampled iff mix(seed^k) <= threshold
+  // Inside creation (cfg.create_crash_points): k sampled iff its own mix <= this.
+  std::uint64_t create_threshold = ~std::uint64_t{0};
   bool all_points = true;
   Clock::time_point start;
 
@@ -97,6 +99,7 @@ struct Campaign {
 
   bool selected(std::uint64_t k) const {
     if (cfg.replay) return k == cfg.replay->k;
+    if (phase != internal::Phase::kRun && mix(cfg.seed ^ mix(k + 0x5eed)) > create_threshold) return false;
     if (all_points) return true;
     return mix(cfg.seed ^ mix(k + 1)) <= sample_threshold;
   }
@@ -370,6 +373,7 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   if (!cfg.tearing) c += " --no-tearing";
   if (cfg.model != CampaignConfig{}.model) c += " --model " + cfg.model;
   if (cfg.crash_create) c += " --crash-create";
+  if (cfg.crash_create && cfg.create_crash_points > 0) c += " --create-crash-points " + std::to_string(cfg.create_crash_points);
   if (cfg.threads > 1 && cfg.schedule == CampaignConfig::Schedule::kFree) c += " --schedule free";
   if (cfg.threads > 1 && cfg.schedule == CampaignConfig::Schedule::kPct)
     c += " --schedule pct" +
@@ -486,6 +490,15 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       subject->create(*pf.pool, cfg.instance_size());
       sites::set_phase(sites::Phase::kRun);
       c.initial = subject->observe();
+      if (cfg.create_crash_points > 0) {
+        // Creation is deterministic: this one issued as many verbs as the
+        // crashed one will (k counts from the pool's creation).
+        const std::uint64_t create_verbs = sim::verbs();
+        const double p = create_verbs == 0 ? 1.0
+                                           : std::min(1.0, static_cast<double>(cfg.create_crash_points) /
+                                                               static_cast<double>(create_verbs));
+        c.create_threshold = p >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(p * 18446744073709551615.0);
+      }
       c.history.reset(cfg.threads, 1);
       c.phase = internal::Phase::kCreatePool;
       sim::set_crash_hook(&Campaign::hook, &c);

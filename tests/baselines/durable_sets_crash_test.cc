@@ -125,6 +125,7 @@ TEST(DurableSetRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     cfg.pool_size = 2u << 20;
     cfg.model = model;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     cfg.recovery_crash_depth = 1;
     cfg.recovery_crash_every = 100;
     auto r = fc::run_campaign(s, cfg);

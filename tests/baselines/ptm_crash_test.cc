@@ -198,6 +198,7 @@ TEST_P(PtmCreate, SurvivesCrashesDuringCreation) {
     cfg.seed = 31;
     cfg.pool_size = kPool;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     auto r = clean(GetParam(), cfg);
     EXPECT_GT(r.create_points, 0u);
     report(GetParam(), "crash-create", model, r, r.seconds);

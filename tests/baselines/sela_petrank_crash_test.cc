@@ -166,6 +166,7 @@ TEST(SelaPetrankCreate, SurvivesCrashesDuringCreation) {
     cfg.images = 1;
     cfg.seed = 31;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     auto r = clean("optunlinkedq", cfg);
     EXPECT_GT(r.create_points, 0u);
     report("optunlinkedq", "crash-create", model, r);

@@ -130,6 +130,7 @@ TEST_P(SoftRecovery, SurvivesCrashesDuringCreationAndDuringRecovery) {
     cfg.pool_size = 2u << 20;
     cfg.model = model;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     cfg.recovery_crash_depth = 1;
     // Every 100th crash point's images get their recovery crashed (every
     // 300th at the sanitizer presets' scale: ASan makes each nested image

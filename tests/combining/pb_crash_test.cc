@@ -69,6 +69,7 @@ TEST_P(PBCorrect, SurvivesCrashesDuringCreate) {
     cfg.pool_size = std::size_t{4} << 20;
     cfg.model = model;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_GT(r.create_points, 0u);
@@ -159,6 +160,7 @@ TEST(PBCorrectVariants, ThePapersRoundSurvivesEveryCrashPointOfEveryStructure) {
     cfg.images = 4;
     cfg.seed = 29;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     cfg.dirty_heap = true;
     auto r = cr::run_campaign(subject(st, "correct-paper"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;

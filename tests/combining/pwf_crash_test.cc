@@ -113,6 +113,7 @@ TEST_P(PWFCorrect, SurvivesCrashesDuringCreate) {
     cfg.pool_size = 4u << 20;
     cfg.model = model;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     auto r = fc::run_campaign(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     EXPECT_GT(r.create_points, 0u);

@@ -51,6 +51,10 @@ TEST(CrashtestCli, ExitCodesAndJson) {
   EXPECT_EQ(run("--structure reference-log --variant nope").code, 2);
   EXPECT_EQ(run("--structure reference-log --replay 3").code, 2);
   EXPECT_EQ(run("--structure reference-log --threads 0").code, 2);
+  EXPECT_EQ(run("--structure reference-log --create-crash-points 10").code, 2) << "needs --crash-create";
+  auto sampled = run("--structure reference-log --ops 4 --images 1 --crash-create --create-crash-points 5 --json");
+  ASSERT_EQ(sampled.code, 0) << sampled.output;
+  EXPECT_GT(nlohmann::json::parse(sampled.output)["create_points"].get<int>(), 0) << sampled.output;
   EXPECT_EQ(run("").code, 2);
 }
 

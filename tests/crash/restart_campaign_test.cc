@@ -439,6 +439,31 @@ TEST(Restart, CrashesDuringCreateAreExploredAndAnUnsafeCreateIsCaught) {
   EXPECT_GE(good.engines.count("no-pool"), 1u) << describe(good);
 }
 
+// create_crash_points samples the crash points inside creation (the
+// sanitizer passes): fewer of them, about as many as asked, and the same
+// ones for the same seed; the run's crash points are all still explored.
+TEST(Restart, CreateCrashPointsSamplesCreationOnly) {
+  fc::CampaignConfig cfg;
+  cfg.ops = 6;
+  cfg.images = 2;
+  cfg.crash_create = true;
+  const auto info = info_of<MagicLog<false>>("magic-log", false);
+  auto every = fc::run_campaign(info, cfg);
+  ASSERT_TRUE(every.error.empty()) << every.error;
+  ASSERT_GT(every.create_points, 40u) << "a creation long enough to sample";
+  const std::uint64_t run_points = every.crash_points - every.create_points;
+  cfg.create_crash_points = every.create_points / 4;
+  auto sampled = fc::run_campaign(info, cfg);
+  ASSERT_TRUE(sampled.error.empty()) << sampled.error;
+  EXPECT_EQ(sampled.violations, 0u) << describe(sampled);
+  EXPECT_GT(sampled.create_points, 0u);
+  EXPECT_LT(sampled.create_points, every.create_points / 2) << describe(sampled);
+  EXPECT_EQ(sampled.crash_points - sampled.create_points, run_points) << "the run's points are not sampled";
+  auto again = fc::run_campaign(info, cfg);
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  EXPECT_EQ(again.create_points, sampled.create_points) << "deterministic for one seed";
+}
+
 // --------------------------------------------- 5. buffered durability
 // Appends are volatile until a sync, which makes durable every append that
 // completed before the sync was invoked (and perhaps more). Appends

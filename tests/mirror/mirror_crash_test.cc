@@ -156,6 +156,7 @@ TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
     cfg.pool_size = 2u << 20;
     cfg.model = model;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     cfg.recovery_crash_depth = 1;
     cfg.recovery_crash_every = 50;
     auto r = fc::run_campaign(s, cfg);

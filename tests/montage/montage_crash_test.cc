@@ -335,6 +335,7 @@ TEST(MontageCreate, EveryStructureSurvivesCrashesDuringCreate) {
     cfg.images = 2;
     cfg.seed = 1;
     cfg.crash_create = true;
+    cfg.create_crash_points = ferrite::test::create_points();
     cfg.dirty_heap = true;
     auto r = fc::run_campaign(subject(structure, "correct"), cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;

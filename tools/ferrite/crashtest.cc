@@ -5,7 +5,7 @@
 //   ferrite crashtest --structure S [--variant V] [--threads T] [--ops N]
 //                     [--images I] [--seed X] [--crash-points P]
 //                     [--model abstract|x86|hops|hops+|strand|all] [--post-ops N]
-//                     [--crash-recovery D] [--post-crash-every N] [--crash-create] [--workers W]
+//                     [--crash-recovery D] [--post-crash-every N] [--crash-create [--create-crash-points N]] [--workers W]
 //                     [--pool-size BYTES] [--no-tearing] [--replay K:IMAGE]
 //                     [--json]
 //   ferrite crashtest --all [--json]
@@ -51,6 +51,7 @@ struct Opts {
   std::size_t post_crash_points = fc::CampaignConfig{}.post_crash_points;
   int post_crash_images = fc::CampaignConfig{}.post_crash_images;
   bool crash_create = false;
+  std::size_t create_crash_points = 0;
   std::string schedule = "random", verb_order;
   int pct_depth = fc::CampaignConfig{}.pct_depth;
   bool mutate = false;
@@ -176,6 +177,7 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.post_crash_points = o.post_crash_points;
   c.post_crash_images = o.post_crash_images;
   c.crash_create = o.crash_create;
+  c.create_crash_points = o.create_crash_points;
   c.schedule = o.schedule == "pct"      ? fc::CampaignConfig::Schedule::kPct
                : o.schedule == "random" ? fc::CampaignConfig::Schedule::kRandom
                                         : fc::CampaignConfig::Schedule::kFree;
@@ -447,7 +449,12 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_option("--post-crash-images", o->post_crash_images,
                   "With --post-crash-every: random images per second crash, plus all-lost and all-persisted (default 1)")
       ->check(CLI::Range(0, 1000));
-  sub->add_flag("--crash-create", o->crash_create, "Crash points during pool and structure creation as well");
+  auto* cc = sub->add_flag("--crash-create", o->crash_create, "Crash points during pool and structure creation as well");
+  sub->add_option("--create-crash-points", o->create_crash_points,
+                  "With --crash-create: sample about this many of the verbs inside creation as crash points (default 0: "
+                  "every one)")
+      ->needs(cc)
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 30));
   sub->add_option("--workers", o->workers, "Processes that recover and check images (0: one per core)")
       ->check(CLI::Range(0, 256));
   sub->add_option("--schedule", o->schedule,

@@ -128,6 +128,11 @@ struct CampaignConfig {
   // Crash points during pmem::Pool::create and Subject::create as well (k
   // counts from the pool's creation; the simulator is never settled).
   bool crash_create = false;
+  // With crash_create: about this many of the verbs inside creation are
+  // crash points, sampled deterministically from the seed (0: every one).
+  // The sanitizer passes sample them (tests/common/scale.h); the release
+  // pass explores every one.
+  std::size_t create_crash_points = 0;
   // Multi-threaded runs (2..26 threads) are scheduled: one thread at a time
   // runs between scheduling points (persistence verbs, operation starts,
   // spin-wait retries; src/crash/schedule.h), and the schedule is recorded,
