@@ -43,7 +43,6 @@ TEST_P(SoftCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
   for (const auto& model : ferrite::test::claimed_models(s)) {
-    SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.model = model;
     cfg.threads = 1;
@@ -51,60 +50,27 @@ TEST_P(SoftCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
     cfg.images = 3;
     cfg.seed = 11;
     cfg.pool_size = 2u << 20;
-    auto r = fc::run_campaign(s, cfg);
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(r.violations, 0u) << describe(r);
-    EXPECT_EQ(r.inconclusive, 0u) << describe(r);  // an inconclusive image is never a pass
-    EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
-    std::printf("[soft] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, "
-                "%llu violations, %llu inconclusive, %.1fs\n",
-                GetParam().structure, GetParam().variant, model.c_str(), cfg.ops,
-                static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
-                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
-                r.seconds);
+    ferrite::test::expect_every_point_clean(s, cfg, "soft");
   }
 }
 
 TEST_P(SoftCorrect, SurvivesSampledCrashesOfTwoAndThreeThreadRuns) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  // Crash points are sampled: further runs with the next seeds make up a
-  // shortfall of images (maps: >= 5,000 built per model and thread count
-  // at full scale).
+  // Maps: >= 5,000 images built per model and thread count at full scale.
   const bool map = s.structure.find("hashmap") != std::string::npos;
-  const auto want = static_cast<std::uint64_t>(scaled(map ? 5000 : 2000, 50));
   for (const auto& model : ferrite::test::claimed_models(s))
-  for (const int threads : {2, 3}) {
-    SCOPED_TRACE("model " + model + ", " + std::to_string(threads) + " threads");
-    std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0, violations = 0;
-    double seconds = 0;
-    for (int round = 0; built < want && round < 8; ++round) {
+    for (const int threads : {2, 3}) {
       fc::CampaignConfig cfg;
       cfg.threads = threads;
       cfg.ops = scaled(400, 40);
       cfg.crash_points = scaled(400, 20);
       cfg.images = 18;  // + 2 fixed
-      cfg.seed = 7 + 100 * static_cast<std::uint64_t>(round);
+      cfg.seed = 7;
       cfg.pool_size = 2u << 20;
       cfg.model = model;
-      auto r = fc::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      ASSERT_EQ(r.violations, 0u) << "seed " << cfg.seed << describe(r);
-      built += r.images_built;
-      checked += r.images_checked;
-      points += r.crash_points;
-      inconclusive += r.inconclusive;
-      violations += r.violations;
-      seconds += r.seconds;
+      ferrite::test::expect_sampled_clean(s, cfg, scaled<std::uint64_t>(map ? 5000 : 2000, 50), "soft");
     }
-    EXPECT_GE(built, want);
-    EXPECT_EQ(inconclusive, 0u);
-    std::printf("[soft] %s/%s %d threads [%s]: %llu crash points, %llu images built, %llu checked, "
-                "%llu violations, %llu inconclusive, %.1fs\n",
-                GetParam().structure, GetParam().variant, threads, model.c_str(), static_cast<unsigned long long>(points),
-                static_cast<unsigned long long>(built), static_cast<unsigned long long>(checked),
-                static_cast<unsigned long long>(violations), static_cast<unsigned long long>(inconclusive), seconds);
-  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Soft, SoftCorrect,

@@ -35,24 +35,15 @@ TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
   for (const auto& model : fc::writeback_model_names()) {
-  SCOPED_TRACE("model " + model);
-  fc::CampaignConfig cfg;
-  cfg.model = model;
-  cfg.threads = 1;
-  cfg.ops = scaled(200, 20);
-  cfg.images = 3;
-  cfg.seed = 11;
-  cfg.pool_size = 4u << 20;
-  auto r = fc::run_campaign(s, cfg);
-  ASSERT_TRUE(r.error.empty()) << r.error;
-  EXPECT_EQ(r.violations, 0u) << describe(r);
-  EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
-  EXPECT_GE(r.verbs, 2 * cfg.ops);  // at least pwb(record) + psync per op
-  EXPECT_EQ(r.inconclusive, 0u);
-  std::printf("[pwf] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, %.1fs\n",
-              GetParam().structure, GetParam().variant, model.c_str(), cfg.ops,
-              static_cast<unsigned long long>(r.crash_points),
-              static_cast<unsigned long long>(r.images_checked), r.seconds);
+    fc::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.threads = 1;
+    cfg.ops = scaled(200, 20);
+    cfg.images = 3;
+    cfg.seed = 11;
+    cfg.pool_size = 4u << 20;
+    const auto r = ferrite::test::expect_every_point_clean(s, cfg, "pwf");
+    EXPECT_GE(r.verbs, 2 * cfg.ops);  // at least pwb(record) + psync per op
   }
 }
 
@@ -61,44 +52,21 @@ TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
 TEST_P(PWFCorrect, SeveralThreadsSampledImages) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  // Crash points are sampled (each verb with probability points/verbs), so
-  // one run may fall a little short of its image target: further runs with
-  // the next seeds make it up (>= 10,000 images built over 2 and 4 threads
-  // at full scale).
-  const auto want = static_cast<std::uint64_t>(scaled(5000, 50));
+  // >= 10,000 images built over 2 and 4 threads at full scale.
   for (const auto& model : fc::writeback_model_names())
-  for (int threads : {2, 4}) {
-    SCOPED_TRACE("model " + model);
-    std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0;
-    double seconds = 0;
-    for (int round = 0; built < want && round < 6; ++round) {
+    for (int threads : {2, 4}) {
       fc::CampaignConfig cfg;
       cfg.threads = threads;
       cfg.ops = scaled(400, 40);
       cfg.crash_points = scaled(260, 20);
       cfg.images = 18;  // + 2 fixed
-      cfg.seed = 5 + static_cast<std::uint64_t>(threads) + 100 * static_cast<std::uint64_t>(round);
+      cfg.seed = 5 + static_cast<std::uint64_t>(threads);
       // 1 MiB (the minimum) holds these runs; each crash point scans the
       // whole pool for dirty lines in the forked child.
       cfg.pool_size = 1u << 20;
       cfg.model = model;
-      auto r = fc::run_campaign(s, cfg);
-      ASSERT_TRUE(r.error.empty()) << r.error;
-      ASSERT_EQ(r.violations, 0u) << threads << " threads, seed " << cfg.seed << describe(r);
-      built += r.images_built;
-      checked += r.images_checked;
-      points += r.crash_points;
-      inconclusive += r.inconclusive;
-      seconds += r.seconds;
+      ferrite::test::expect_sampled_clean(s, cfg, scaled<std::uint64_t>(5000, 50), "pwf", 6);
     }
-    EXPECT_GE(built, want) << threads << " threads";
-    EXPECT_EQ(inconclusive, 0u) << threads << " threads";  // an inconclusive image is never a pass
-    std::printf("[pwf] %s/%s %d threads [%s]: %llu crash points, %llu images built, %llu checked, "
-                "%llu inconclusive, %.1fs\n",
-                GetParam().structure, GetParam().variant, threads, model.c_str(), static_cast<unsigned long long>(points),
-                static_cast<unsigned long long>(built), static_cast<unsigned long long>(checked),
-                static_cast<unsigned long long>(inconclusive), seconds);
-  }
 }
 
 // Crashes inside pool and structure creation (crash_create).

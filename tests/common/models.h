@@ -11,6 +11,7 @@
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/subject.h"
+#include "common/subjects.h"
 
 namespace ferrite::test {
 
@@ -77,6 +78,58 @@ inline int expect_every_broken_variant_caught(const std::string& structure, cons
     }
   }
   return variants;
+}
+
+// A correct variant's single-thread campaign `cfg` (its model set): every
+// verb a crash point, 0 violations, 0 inconclusive (an inconclusive image is
+// never a pass); printed tagged `tag`. The result, for further checks.
+inline crash::CampaignResult expect_every_point_clean(const crash::SubjectInfo& s, const crash::CampaignConfig& cfg,
+                                                      const char* tag) {
+  auto r = crash::run_campaign(s, cfg);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.violations, 0u) << describe(r);
+  EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+  EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
+  std::printf("[%s] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, %llu violations, "
+              "%llu inconclusive, %.1fs\n",
+              tag, s.structure.c_str(), s.variant.c_str(), cfg.model.c_str(), cfg.ops,
+              static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
+              static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
+              r.seconds);
+  return r;
+}
+
+// A correct variant's sampled several-thread campaigns: `base` (threads,
+// ops, crash points, images, pool size and model set), run with the seeds
+// base.seed + 100 * round until `want` images are built or `rounds` runs
+// are done — crash points are sampled (each verb with probability
+// points/verbs), so one run may fall a little short of the target and the
+// next seeds make it up. Each run 0 violations; >= `want` images built and
+// 0 inconclusive in all; printed tagged `tag`.
+inline void expect_sampled_clean(const crash::SubjectInfo& s, const crash::CampaignConfig& base, std::uint64_t want,
+                                 const char* tag, int rounds = 8) {
+  SCOPED_TRACE("model " + base.model + ", " + std::to_string(base.threads) + " threads");
+  std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0;
+  double seconds = 0;
+  for (int round = 0; built < want && round < rounds; ++round) {
+    crash::CampaignConfig cfg = base;
+    cfg.seed = base.seed + 100 * static_cast<std::uint64_t>(round);
+    auto r = crash::run_campaign(s, cfg);
+    ASSERT_TRUE(r.error.empty()) << r.error;
+    ASSERT_EQ(r.violations, 0u) << "seed " << cfg.seed << describe(r);
+    built += r.images_built;
+    checked += r.images_checked;
+    points += r.crash_points;
+    inconclusive += r.inconclusive;
+    seconds += r.seconds;
+  }
+  EXPECT_GE(built, want);
+  EXPECT_EQ(inconclusive, 0u);  // an inconclusive image is never a pass
+  std::printf("[%s] %s/%s %d threads [%s]: %llu crash points, %llu images built, %llu checked, 0 violations, "
+              "%llu inconclusive, %.1fs\n",
+              tag, s.structure.c_str(), s.variant.c_str(), base.threads, base.model.c_str(),
+              static_cast<unsigned long long>(points), static_cast<unsigned long long>(built),
+              static_cast<unsigned long long>(checked), static_cast<unsigned long long>(inconclusive), seconds);
 }
 
 }  // namespace ferrite::test

@@ -74,7 +74,6 @@ TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
   for (const auto& model : ferrite::test::claimed_models(s)) {
-    SCOPED_TRACE("model " + model);
     fc::CampaignConfig cfg;
     cfg.model = model;
     cfg.threads = 1;
@@ -82,60 +81,27 @@ TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
     cfg.images = 3;
     cfg.seed = 11;
     cfg.pool_size = 2u << 20;
-    auto r = fc::run_campaign(s, cfg);
-    ASSERT_TRUE(r.error.empty()) << r.error;
-    EXPECT_EQ(r.violations, 0u) << describe(r);
-    EXPECT_EQ(r.crash_points, r.verbs + 1) << "every verb must be a crash point";
-    EXPECT_EQ(r.inconclusive, 0u);
+    const auto r = ferrite::test::expect_every_point_clean(s, cfg, "mirror");
     EXPECT_GE(r.verbs, cfg.ops / 2);  // updates write back and psync
-    std::printf("[mirror] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images checked, "
-                "%llu violations, %llu inconclusive, %.1fs\n",
-                GetParam().structure, GetParam().variant, model.c_str(), cfg.ops,
-                static_cast<unsigned long long>(r.crash_points), static_cast<unsigned long long>(r.images_checked),
-                static_cast<unsigned long long>(r.violations), static_cast<unsigned long long>(r.inconclusive),
-                r.seconds);
   }
 }
 
 TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   const auto& s = subject(GetParam().structure, GetParam().variant);
-  // Crash points are sampled, so one run may fall short of the image
-  // target: further runs with the next seeds make it up (>= 10,000 images
-  // built over 2 and 3 threads, per model, at full scale).
-  const auto want = static_cast<std::uint64_t>(scaled(reduced_images(GetParam()) ? 1000 : 5000, 50));
+  // >= 10,000 images built over 2 and 3 threads, per model, at full scale.
+  const auto want = scaled<std::uint64_t>(reduced_images(GetParam()) ? 1000 : 5000, 50);
   for (const auto& model : ferrite::test::claimed_models(s))
     for (int threads : {2, 3}) {
-      SCOPED_TRACE("model " + model);
-      std::uint64_t built = 0, checked = 0, points = 0, inconclusive = 0, violations = 0;
-      double seconds = 0;
-      for (int round = 0; built < want && round < 8; ++round) {
-        fc::CampaignConfig cfg;
-        cfg.threads = threads;
-        cfg.ops = scaled(300, 40);
-        cfg.crash_points = scaled(200, 20);
-        cfg.images = 18;  // + 2 fixed
-        cfg.seed = 5 + static_cast<std::uint64_t>(threads) + 100 * static_cast<std::uint64_t>(round);
-        cfg.pool_size = 2u << 20;
-        cfg.model = model;
-        auto r = fc::run_campaign(s, cfg);
-        ASSERT_TRUE(r.error.empty()) << r.error;
-        ASSERT_EQ(r.violations, 0u) << threads << " threads, seed " << cfg.seed << describe(r);
-        built += r.images_built;
-        checked += r.images_checked;
-        points += r.crash_points;
-        inconclusive += r.inconclusive;
-        violations += r.violations;
-        seconds += r.seconds;
-      }
-      EXPECT_GE(built, want) << threads << " threads";
-      EXPECT_EQ(inconclusive, 0u) << threads << " threads";  // an inconclusive image is never a pass
-      std::printf("[mirror] %s/%s %d threads [%s]: %llu crash points, %llu images built, %llu checked, "
-                  "%llu violations, %llu inconclusive, %.1fs\n",
-                  GetParam().structure, GetParam().variant, threads, model.c_str(),
-                  static_cast<unsigned long long>(points), static_cast<unsigned long long>(built),
-                  static_cast<unsigned long long>(checked), static_cast<unsigned long long>(violations),
-                  static_cast<unsigned long long>(inconclusive), seconds);
+      fc::CampaignConfig cfg;
+      cfg.threads = threads;
+      cfg.ops = scaled(300, 40);
+      cfg.crash_points = scaled(200, 20);
+      cfg.images = 18;  // + 2 fixed
+      cfg.seed = 5 + static_cast<std::uint64_t>(threads);
+      cfg.pool_size = 2u << 20;
+      cfg.model = model;
+      ferrite::test::expect_sampled_clean(s, cfg, want, "mirror");
     }
 }
 
