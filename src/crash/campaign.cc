@@ -99,7 +99,9 @@ struct Campaign {
 
   bool selected(std::uint64_t k) const {
     if (cfg.replay) return k == cfg.replay->k;
-    if (phase != internal::Phase::kRun && mix(cfg.seed ^ mix(k + 0x5eed)) > create_threshold) return false;
+    if (phase != internal::Phase::kRun &&
+        (!cfg.check_create_points || mix(cfg.seed ^ mix(k + 0x5eed)) > create_threshold))
+      return false;
     if (all_points) return true;
     return mix(cfg.seed ^ mix(k + 1)) <= sample_threshold;
   }

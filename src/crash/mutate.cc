@@ -66,6 +66,12 @@ MutationResult run_mutation(const SubjectInfo& subject, const CampaignConfig& cf
     SiteVerdict v;
     v.site = reached[i];
     mut.mutate_sites = {v.site.id()};
+    // A site the baseline reached only in the run: crashes inside creation
+    // cannot tell it apart (check_create_points, campaign.h).
+    const auto hits = [&](sites::Phase p) { return v.site.hits[static_cast<std::size_t>(p)]; };
+    mut.check_create_points = cfg.check_create_points && (hits(sites::Phase::kCreate) > 0 ||
+                                                           hits(sites::Phase::kRecover) > 0 ||
+                                                           hits(sites::Phase::kPost) > 0);
     const auto t0 = Clock::now();
     CampaignResult r;
     for (int k = 0; k < seeds; ++k) {
