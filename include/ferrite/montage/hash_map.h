@@ -79,14 +79,22 @@ class HashMap {
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    // Single-threaded rebuild: sort by key, then link each bucket's nodes
-    // in order (a payload per key; see the header).
-    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) > key_of(b); });
+    // Single-threaded rebuild, in the scan's (slab) order: each payload's
+    // node goes to its place in its bucket's sorted list (a payload per key;
+    // see the header). Buckets hold about one key each (HashMapOptions), so
+    // this is linear; sorting the payloads by key first cost a random pool
+    // access per comparison. Plain stores (Sys::init): nothing runs yet.
     for (PBlk* p : kept) {
-      CASObj& b = m->bucket(key_of(p));
-      Node* n = new Node(key_of(p), p);
-      Sys::init(n->next, m->es_->load(b));
-      Sys::init(b, reinterpret_cast<std::uint64_t>(n));
+      const std::int64_t key = key_of(p);
+      CASObj* prev = &m->bucket(key);
+      std::uint64_t curr = m->es_->load(*prev);
+      while (curr != 0 && reinterpret_cast<Node*>(curr)->key < key) {
+        prev = &reinterpret_cast<Node*>(curr)->next;
+        curr = m->es_->load(*prev);
+      }
+      Node* n = new Node(key, p);
+      Sys::init(n->next, curr);
+      Sys::init(*prev, reinterpret_cast<std::uint64_t>(n));
     }
     return m;
   }
