@@ -71,6 +71,9 @@ struct Setup {
   std::string name = "subject";  // root name in the pool
   int threads = 1;               // per-thread slots (thread ids in [0, threads))
   std::size_t value_size = 8;    // payload bytes per element (bench)
+  // bench map workloads: 8 (the operation's key as is) or 32 (Key32::from of
+  // it, ferrite/key32.h); only registrations with wide_keys take 32.
+  std::size_t key_size = 8;
   int heap_capacity = 512;       // bounded heaps: keys (crash workloads never fill 512)
   std::string pool_dir = "/dev/shm";  // techniques with files of their own (PMDK)
   std::uint64_t prefill = 0;     // bench: elements inserted before timing (bounded structures)
@@ -99,6 +102,9 @@ struct Registration {
   // every index is always present, and TPC-C New-Order): it is timed like a
   // map, and the harness's map-semantics checks skip it.
   bool map_semantics = true;
+  // Bench (maps): takes 32-byte keys (Setup::key_size 32, `--key-size 32`);
+  // the harness refuses the option for a technique without it.
+  bool wide_keys = false;
   bool crash = true;   // registered with `ferrite crashtest` (never for transient techniques)
   bool needs_pool = true;                   // bench: give create() a fresh Ferrite pool
   std::size_t pool_size = std::size_t{256} << 20;  // bench pool bytes
@@ -279,6 +285,7 @@ bool register_adapter(Registration r) {
     s.name = "bench";
     s.threads = p.max_threads > p.threads ? p.max_threads : p.threads;
     s.value_size = p.value_size;
+    s.key_size = p.key_size;
     s.heap_capacity = p.heap_capacity;
     s.pool_dir = p.pool_dir;
     s.prefill = p.prefill;

@@ -4,7 +4,9 @@
 //
 // Buckets: one per key of the bench's key range (rounded up to a power of
 // two; 1024 when unknown), as the paper's 1M buckets for 1M keys. Values:
-// --value-size bytes of payload (the 8-byte value first). Epochs as in
+// --value-size bytes of payload (the 8-byte value first). Keys: 8 bytes, or
+// with --key-size 32 the 32-byte Key32::from(key) (ferrite/key32.h), stored
+// in the payload and hashed and compared as bytes (bench only). Epochs as in
 // montage_queue.cc: 10 ms in benchmarks, only on sync under the simulator.
 #include <algorithm>
 
@@ -19,6 +21,8 @@ namespace fm = ferrite::montage;
 struct HashMapTraits {
   template <unsigned F>
   using Map = fm::HashMap<F>;
+  template <unsigned F>
+  using WideMap = fm::HashMap<F, ferrite::Key32>;  // --key-size 32
   static constexpr const char* kName = "montage-hashmap";
   static fm::HashMapOptions options(const fa::Setup& s) {
     fm::HashMapOptions o;

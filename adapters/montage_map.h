@@ -13,7 +13,11 @@
 //     template <unsigned F> using Map = montage::Bst<F>;   // the structure
 //     static constexpr const char* kName = "montage-bst";  // technique name
 //     static montage::BstOptions options(const Setup&);    // its options
-//   };
+//     template <unsigned F> using WideMap = ...;           // optional: the structure
+//   };                                                     // with 32-byte keys (Key32)
+//
+// A structure with a WideMap takes `ferrite bench --key-size 32` (bench
+// only: the crash campaigns run the 8-byte map); one without refuses it.
 //
 // and registers it with register_montage_map<T>(description).
 #pragma once
@@ -24,37 +28,76 @@
 #include <vector>
 
 #include "adapter.h"
+#include "ferrite/key32.h"
 #include "montage_common.h"
 #include "ferrite/montage/internal/faults.h"
 
 namespace ferrite::adapters {
 
+template <class T>
+concept HasWideMap = requires { typename T::template WideMap<0>; };
+struct NoWideMap {};
+template <class T, unsigned F>
+struct WideMapOf {
+  using type = NoWideMap;
+};
+template <class T, unsigned F>
+  requires HasWideMap<T>
+struct WideMapOf<T, F> {
+  using type = typename T::template WideMap<F>;
+};
+
 template <class T, unsigned F>
 struct MontageMap {
   using Map = typename T::template Map<F>;
-  using Handle = std::unique_ptr<Map>;
+  using Wide = typename WideMapOf<T, F>::type;
+  // One of the two: the 8-byte map, or (bench, --key-size 32) the map on
+  // Key32::from(the operation's key).
+  struct Handle {
+    std::unique_ptr<Map> narrow;
+    std::unique_ptr<Wide> wide;
+  };
   static constexpr op::Abstract kAbstract = op::Abstract::kMap;
   static constexpr bool kDetectable = false;
   static constexpr bool kBuffered = true;
+  static constexpr bool kWideKeys = HasWideMap<T>;
 
   static Handle create(pmem::Pool* pool, const Setup& s) {
-    return Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+    Handle h;
+    if (s.key_size == 32) {
+      if constexpr (kWideKeys)
+        h.wide = Wide::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+      else
+        throw std::invalid_argument(std::string(T::kName) + " does not take 32-byte keys");
+    } else {
+      h.narrow = Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+    }
+    return h;
   }
   static Handle attach(pmem::Pool& pool, const Setup& s) {
-    return Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
+    if (s.key_size != 8) throw std::invalid_argument(std::string(T::kName) + ": attach takes 8-byte keys only");
+    Handle h;
+    h.narrow = Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
+    return h;
   }
-  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
+  template <class M, class K>
+  static op::Response run(M& m, int tid, const op::Op& o, const K& key) {
     switch (o.kind) {
-      case op::kPut: return op::Response::from(h->put(tid, o.arg, o.arg2));
-      case op::kGet: return op::Response::from(h->get(tid, o.arg));
-      case op::kErase: return op::Response::from(h->erase(tid, o.arg));
-      case op::kSync: h->sync(); return op::Response::ack();
+      case op::kPut: return op::Response::from(m.put(tid, key, o.arg2));
+      case op::kGet: return op::Response::from(m.get(tid, key));
+      case op::kErase: return op::Response::from(m.erase(tid, key));
+      case op::kSync: m.sync(); return op::Response::ack();
       default: unsupported(T::kName, o);
     }
   }
+  static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
+    if constexpr (kWideKeys)
+      if (h.wide) return run(*h.wide, tid, o, Key32::from(o.arg));
+    return run(*h.narrow, tid, o, o.arg);
+  }
   static std::vector<std::int64_t> observe(Handle& h) {
     std::vector<std::int64_t> out;
-    for (const auto& [k, v] : h->contents()) {
+    for (const auto& [k, v] : h.narrow->contents()) {
       out.push_back(k);
       out.push_back(v);
     }
@@ -88,6 +131,7 @@ bool register_montage_map(const char* description) {
   };
   register_adapter<MontageMap<T, mf::kNone>>(Registration{.technique = T::kName, .family = "montage",
                                                           .origin = Origin::kFerrite, .description = description,
+                                                          .wide_keys = HasWideMap<T>,
                                                           .pool_size = std::size_t{1} << 30});
   register_adapter<MontageMap<T, mf::kNoTbpWriteback>>(
       broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));

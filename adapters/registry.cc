@@ -96,6 +96,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     t.ferrite = ferrite;
     t.ablation = r.ablation;
     t.map_semantics = r.map_semantics;
+    t.wide_keys = r.wide_keys;
     t.buffered = buffered;
     bench::register_technique(std::move(t));
   }

@@ -17,7 +17,8 @@
 //   tbb-hashmap      oneTBB concurrent_hash_map (external code; per-element
 //                    reader-writer locks), for the set with an empty value
 //
-// Keys are 8 bytes. Map values: mutex-std and tbb-hashmap store a payload
+// Keys are 8 bytes; the maps also take 32-byte keys (`--key-size 32`:
+// Key32::from(key), ferrite/key32.h, hashed and compared as bytes). Map values: mutex-std and tbb-hashmap store a payload
 // of --value-size bytes (the operation's 8-byte value in its first bytes;
 // a put builds a fresh payload, a get reads the 8 bytes back);
 // libcds-michael stores 8-byte values (an atomic word updated in place, so
@@ -34,9 +35,11 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "adapter.h"
+#include "ferrite/key32.h"
 #include "libcds_runtime.h"
 
 #ifdef FERRITE_HAVE_LIBCDS
@@ -108,6 +111,63 @@ fa::Registration transient(const char* name, const char* family, const char* des
                           .needs_pool = false,
                           .pool_size = 0};
 }
+fa::Registration transient_wide(const char* name, const char* family, const char* description) {
+  fa::Registration r = transient(name, family, description);
+  r.wide_keys = true;
+  return r;
+}
+
+// A map over 8-byte keys, or (Setup::key_size 32) the same map over
+// Key32::from(key): Obj<K> is the container, Ops<K> its operations.
+template <template <class> class Obj, template <class> class Ops>
+struct WideKeyedMap {
+  struct Handle {
+    std::unique_ptr<Obj<Key>> narrow;
+    std::unique_ptr<Obj<ferrite::Key32>> wide;
+  };
+  static constexpr op::Abstract kAbstract = op::Abstract::kMap;
+  static constexpr bool kDetectable = false;
+  static Handle create(ferrite::pmem::Pool*, const fa::Setup& s) {
+    Handle h;
+    if (s.key_size == 32) h.wide = Ops<ferrite::Key32>::make(s);
+    else h.narrow = Ops<Key>::make(s);
+    return h;
+  }
+  static Handle attach(ferrite::pmem::Pool&, const fa::Setup&) {
+    throw std::logic_error("a transient technique has nothing to attach to");
+  }
+  template <class K, class M>
+  static op::Response run(M& m, const op::Op& o, const K& k) {
+    std::int64_t v = 0;
+    switch (o.kind) {
+      case op::kPut: return Ops<K>::put(m, k, o.arg2, &v) ? op::Response::of(v) : op::Response::none();
+      case op::kGet: return Ops<K>::get(m, k, &v) ? op::Response::of(v) : op::Response::none();
+      case op::kErase: return Ops<K>::erase(m, k, &v) ? op::Response::of(v) : op::Response::none();
+      case op::kSync: return op::Response::ack();
+      default: fa::unsupported("transient map", o);
+    }
+  }
+  static op::Response apply(Handle& h, int, std::uint64_t, const op::Op& o) {
+    if (h.wide) return run(*h.wide, o, ferrite::Key32::from(o.arg));
+    return run(*h.narrow, o, o.arg);
+  }
+};
+
+// Hashes for the maps' keys: 8-byte keys mixed (splitmix64's finalizer,
+// a bijection), 32-byte keys over all their bytes.
+template <class K>
+struct AnyKeyHash {
+  std::size_t operator()(const K& k) const {
+    if constexpr (std::is_same_v<K, ferrite::Key32>) {
+      return static_cast<std::size_t>(k.hash());
+    } else {
+      auto x = static_cast<std::uint64_t>(k);
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<std::size_t>(x ^ (x >> 31));
+    }
+  }
+};
 
 // ------------------------------------------------------------ mutex-std
 
@@ -131,15 +191,18 @@ struct LockedSetOps {
   }
 };
 
+template <class K>
 struct LockedMap {
   explicit LockedMap(std::size_t value_size) : value_size(value_size) {}
   std::size_t value_size;
   std::mutex m;
-  std::unordered_map<Key, std::string> map;
+  // 8-byte keys: std::hash (as before 32-byte keys existed).
+  std::unordered_map<K, std::string, std::conditional_t<std::is_same_v<K, Key>, std::hash<Key>, AnyKeyHash<K>>> map;
 };
+template <class K>
 struct LockedMapOps {
-  static auto make(const fa::Setup& s) { return std::make_unique<LockedMap>(s.value_size); }
-  static bool put(LockedMap& h, Key k, std::int64_t v, std::int64_t* old) {
+  static auto make(const fa::Setup& s) { return std::make_unique<LockedMap<K>>(s.value_size); }
+  static bool put(LockedMap<K>& h, const K& k, std::int64_t v, std::int64_t* old) {
     std::string p = make_payload(v, h.value_size);  // built outside the lock
     std::lock_guard g(h.m);
     auto [it, added] = h.map.try_emplace(k, std::move(p));
@@ -148,14 +211,14 @@ struct LockedMapOps {
     it->second = std::move(p);  // try_emplace left p intact when the key was present
     return true;
   }
-  static bool get(LockedMap& h, Key k, std::int64_t* v) {
+  static bool get(LockedMap<K>& h, const K& k, std::int64_t* v) {
     std::lock_guard g(h.m);
     const auto it = h.map.find(k);
     if (it == h.map.end()) return false;
     *v = payload_value(it->second);
     return true;
   }
-  static bool erase(LockedMap& h, Key k, std::int64_t* old) {
+  static bool erase(LockedMap<K>& h, const K& k, std::int64_t* old) {
     std::lock_guard g(h.m);
     const auto it = h.map.find(k);
     if (it == h.map.end()) return false;
@@ -166,9 +229,9 @@ struct LockedMapOps {
 };
 
 using MutexSet = Keyed<LockedSet, op::Abstract::kSet, LockedSetOps>;
-using MutexMap = Keyed<LockedMap, op::Abstract::kMap, LockedMapOps>;
+using MutexMap = WideKeyedMap<LockedMap, LockedMapOps>;
 FERRITE_REGISTER_ADAPTER(MutexSet, transient("mutex-std", "transient", "std::set behind a std::mutex (transient)"));
-FERRITE_REGISTER_ADAPTER(MutexMap, transient("mutex-std", "transient",
+FERRITE_REGISTER_ADAPTER(MutexMap, transient_wide("mutex-std", "transient",
                                              "std::unordered_map behind a std::mutex (transient)"));
 
 // ------------------------------------------------------------ libcds
@@ -210,8 +273,18 @@ struct Cell {
   Cell(std::int64_t x) : v(x) {}  // NOLINT: libcds constructs values from the inserted int64
   Cell(const Cell& o) : v(o.v.load(std::memory_order_relaxed)) {}
 };
-using CdsMapList = cds::container::MichaelKVList<cds::gc::HP, Key, Cell, CdsListTraits>;
-using CdsMap = cds::container::MichaelHashMap<cds::gc::HP, CdsMapList, CdsHashTraits>;
+template <class K>
+struct CdsListTraitsOf : cds::container::michael_list::traits {
+  typedef std::less<K> less;
+};
+template <class K>
+struct CdsHashTraitsOf : cds::container::michael_map::traits {
+  typedef AnyKeyHash<K> hash;
+};
+template <class K>
+using CdsMapOf = cds::container::MichaelHashMap<
+    cds::gc::HP, cds::container::MichaelKVList<cds::gc::HP, K, Cell, CdsListTraitsOf<K>>, CdsHashTraitsOf<K>>;
+using CdsMap = CdsMapOf<Key>;
 
 struct CdsSetOps {
   static auto make(const fa::Setup& s) {
@@ -222,24 +295,26 @@ struct CdsSetOps {
   static bool remove(CdsSet& h, Key k) { return h.erase(k); }
   static bool contains(CdsSet& h, Key k) { return h.contains(k); }
 };
+template <class K>
 struct CdsMapOps {
+  using M = CdsMapOf<K>;
   static auto make(const fa::Setup& s) {
     fa::libcds_runtime();
-    return std::make_unique<CdsMap>(cds_buckets(s), 1);
+    return std::make_unique<M>(cds_buckets(s), 1);
   }
-  static bool put(CdsMap& h, Key k, std::int64_t v, std::int64_t* old) {
+  static bool put(M& h, const K& k, std::int64_t v, std::int64_t* old) {
     // Insert a new node, or swap the value of the present one; a remove in
     // between makes both fail: try again.
     for (;;) {
       if (h.insert(k, v)) return false;
-      if (h.find(k, [&](CdsMap::value_type& item) { *old = item.second.v.exchange(v); })) return true;
+      if (h.find(k, [&](typename M::value_type& item) { *old = item.second.v.exchange(v); })) return true;
     }
   }
-  static bool get(CdsMap& h, Key k, std::int64_t* v) {
-    return h.find(k, [&](CdsMap::value_type& item) { *v = item.second.v.load(); });
+  static bool get(M& h, const K& k, std::int64_t* v) {
+    return h.find(k, [&](typename M::value_type& item) { *v = item.second.v.load(); });
   }
-  static bool erase(CdsMap& h, Key k, std::int64_t* old) {
-    return h.erase(k, [&](CdsMap::value_type& item) { *old = item.second.v.load(); });
+  static bool erase(M& h, const K& k, std::int64_t* old) {
+    return h.erase(k, [&](typename M::value_type& item) { *old = item.second.v.load(); });
   }
 };
 
@@ -272,12 +347,12 @@ struct CdsSplitMapOps {
 };
 
 struct CdsSetAdapter : Keyed<CdsSet, op::Abstract::kSet, CdsSetOps>, fa::LibcdsThreads {};
-struct CdsMapAdapter : Keyed<CdsMap, op::Abstract::kMap, CdsMapOps>, fa::LibcdsThreads {};
+struct CdsMapAdapter : WideKeyedMap<CdsMapOf, CdsMapOps>, fa::LibcdsThreads {};
 FERRITE_REGISTER_ADAPTER(CdsSetAdapter,
                          transient("libcds-michael", "libcds",
                                    "libcds MichaelHashSet (lock-free lists, Hazard Pointers; external, transient)"));
 FERRITE_REGISTER_ADAPTER(CdsMapAdapter,
-                         transient("libcds-michael", "libcds",
+                         transient_wide("libcds-michael", "libcds",
                                    "libcds MichaelHashMap (lock-free lists, Hazard Pointers; external, transient)"));
 struct CdsSplitMapAdapter : Keyed<CdsSplitMap, op::Abstract::kMap, CdsSplitMapOps>, fa::LibcdsThreads {};
 FERRITE_REGISTER_ADAPTER(CdsSplitMapAdapter,
@@ -293,10 +368,20 @@ FERRITE_REGISTER_ADAPTER(CdsSplitMapAdapter,
 
 struct Empty {};
 using TbbSet = tbb::concurrent_hash_map<Key, Empty>;
+// 32-byte keys: tbb's hash_compare over all the key's bytes.
+template <class K>
+struct TbbKeyCompare {
+  static std::size_t hash(const K& k) { return AnyKeyHash<K>()(k); }
+  static bool equal(const K& a, const K& b) { return a == b; }
+};
+template <class K>
+using TbbMapOf = tbb::concurrent_hash_map<
+    K, std::string, std::conditional_t<std::is_same_v<K, Key>, tbb::tbb_hash_compare<Key>, TbbKeyCompare<K>>>;
+template <class K>
 struct TbbMap {
   explicit TbbMap(std::size_t value_size) : value_size(value_size) {}
   std::size_t value_size;
-  tbb::concurrent_hash_map<Key, std::string> map;
+  TbbMapOf<K> map;
 };
 
 struct TbbSetOps {
@@ -305,25 +390,26 @@ struct TbbSetOps {
   static bool remove(TbbSet& h, Key k) { return h.erase(k); }
   static bool contains(TbbSet& h, Key k) { return h.count(k) != 0; }
 };
+template <class K>
 struct TbbMapOps {
-  using Map = tbb::concurrent_hash_map<Key, std::string>;
-  static auto make(const fa::Setup& s) { return std::make_unique<TbbMap>(s.value_size); }
-  static bool put(TbbMap& h, Key k, std::int64_t v, std::int64_t* old) {
+  using Map = TbbMapOf<K>;
+  static auto make(const fa::Setup& s) { return std::make_unique<TbbMap<K>>(s.value_size); }
+  static bool put(TbbMap<K>& h, const K& k, std::int64_t v, std::int64_t* old) {
     std::string p = make_payload(v, h.value_size);
-    Map::accessor a;  // the element's write lock
+    typename Map::accessor a;  // the element's write lock
     const bool added = h.map.insert(a, k);
     if (!added) *old = payload_value(a->second);
     a->second = std::move(p);
     return !added;
   }
-  static bool get(TbbMap& h, Key k, std::int64_t* v) {
-    Map::const_accessor a;  // the element's read lock
+  static bool get(TbbMap<K>& h, const K& k, std::int64_t* v) {
+    typename Map::const_accessor a;  // the element's read lock
     if (!h.map.find(a, k)) return false;
     *v = payload_value(a->second);
     return true;
   }
-  static bool erase(TbbMap& h, Key k, std::int64_t* old) {
-    Map::accessor a;
+  static bool erase(TbbMap<K>& h, const K& k, std::int64_t* old) {
+    typename Map::accessor a;
     if (!h.map.find(a, k)) return false;
     *old = payload_value(a->second);
     return h.map.erase(a);
@@ -331,12 +417,12 @@ struct TbbMapOps {
 };
 
 using TbbSetAdapter = Keyed<TbbSet, op::Abstract::kSet, TbbSetOps>;
-using TbbMapAdapter = Keyed<TbbMap, op::Abstract::kMap, TbbMapOps>;
+using TbbMapAdapter = WideKeyedMap<TbbMap, TbbMapOps>;
 FERRITE_REGISTER_ADAPTER(TbbSetAdapter,
                          transient("tbb-hashmap", "tbb",
                                    "oneTBB concurrent_hash_map as a set (per-element locks; external, transient)"));
 FERRITE_REGISTER_ADAPTER(TbbMapAdapter,
-                         transient("tbb-hashmap", "tbb",
+                         transient_wide("tbb-hashmap", "tbb",
                                    "oneTBB concurrent_hash_map (per-element locks; external, transient)"));
 
 #endif  // FERRITE_HAVE_TBB

@@ -106,6 +106,7 @@ struct Experiment {
   double duration_s = 0.0;                // ...or fixed time (exactly one is > 0)
   int work = 512;                         // local work bound (dummy iterations)
   std::size_t value_size = 8;
+  std::size_t key_size = 8;               // map key-mix: 8, or 32 (ferrite/key32.h)
   int reps = 5;
   int warmup = 1;
   std::string pool_dir = "/dev/shm";
@@ -177,6 +178,7 @@ struct Record : KeyMixCounts {
   std::optional<double> ratio;       // mops_median / reference's, same threads
   int work = 0;
   std::size_t value_size = 0;
+  std::size_t key_size = 0;          // map key-mix: bytes per key (0 otherwise)
   int heap_size = 0;
   std::uint64_t prefill = 0;
   bool pinned = false;

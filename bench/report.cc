@@ -70,6 +70,7 @@ nlohmann::ordered_json to_json(const std::vector<Record>& records, const Machine
         {"ratio", r.ratio ? J(*r.ratio) : J(nullptr)},
         {"work", r.work},
         {"value_size", r.value_size},
+        {"key_size", r.key_size},
         {"heap_size", r.heap_size},
         {"prefill", r.prefill},
         {"pinned", r.pinned},

@@ -143,6 +143,9 @@ std::string check_experiment(const Experiment& e) {
   } else if (e.sync_every > 0) {
     return "sync_every applies to the set and map key-mix workload only";
   }
+  if (e.key_size != 8 && e.key_size != 32) return fmt::format("key size {} is not 8 or 32", e.key_size);
+  if (e.key_size != 8 && !(e.structure == Structure::kMap && e.workload == Workload::kKeyMix))
+    return "32-byte keys apply to the map key-mix workload only";
   return {};
 }
 
@@ -219,6 +222,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
   params.threads = threads;
   params.max_threads = std::max(threads, *std::max_element(e.threads.begin(), e.threads.end()));
   params.value_size = e.value_size;
+  params.key_size = e.structure == Structure::kMap && e.workload == Workload::kKeyMix ? e.key_size : 8;
   params.heap_capacity = e.heap_size;
   params.prefill = effective_prefill(e);
   params.key_range = e.workload == Workload::kKeyMix ? e.key_range : 0;
@@ -457,6 +461,7 @@ Record base_record(const Experiment& e, const Technique& t, int threads) {
   r.duration_s = e.duration_s;
   r.work = e.work;
   r.value_size = e.value_size;
+  r.key_size = e.structure == Structure::kMap && e.workload == Workload::kKeyMix ? e.key_size : 0;
   r.heap_size = e.structure == Structure::kPriorityQueue ? e.heap_size : 0;
   r.prefill = effective_prefill(e);
   r.pinned = e.pin;
@@ -480,6 +485,9 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
     const Technique* t = find_technique(e.structure, name);
     if (t == nullptr)
       throw std::invalid_argument("unknown technique '" + name + "' for " + structure_name(e.structure));
+    if (e.key_size != 8 && !t->wide_keys)
+      throw std::invalid_argument("technique '" + name + "' does not take " + std::to_string(e.key_size) +
+                                  "-byte keys");
     for (int threads : e.threads) {
       ++point;
       Record r = base_record(e, *t, threads);

@@ -40,6 +40,7 @@ struct RunParams {
   int threads = 1;                 // workers in this run
   int max_threads = 8;             // upper bound over the whole bench (size per-thread slots)
   std::size_t value_size = 8;      // payload bytes per element (>= 8)
+  std::size_t key_size = 8;        // map keys: 8, or 32 (Technique::wide_keys only)
   int heap_capacity = 1024;        // bounded heaps: keys
   std::uint64_t prefill = 0;       // elements inserted before timing
   std::uint64_t key_range = 0;     // set/map workloads: keys in [1, key_range] (0 otherwise)
@@ -102,6 +103,8 @@ struct Technique {
   // A keyed technique whose answers follow the structure's semantics
   // (adapters/adapter.h Registration::map_semantics); false: only timed.
   bool map_semantics = true;
+  // A map technique that takes 32-byte keys (RunParams::key_size 32).
+  bool wide_keys = false;
   // Buffered durable linearizability (nbMontage): the technique answers
   // op::kSync, which makes every operation completed before it durable.
   // The others are durable at each operation and are never sent a sync.

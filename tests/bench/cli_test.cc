@@ -50,6 +50,9 @@ TEST(BenchCli, UsageErrorsExitTwo) {
       "bench --recovery --live-mib 0",
       "bench --recovery --structure map",
       "bench --structure map --recovery-threads 2",
+      "bench --structure map --key-size 16",
+      "bench --structure queue --key-size 32",
+      "bench --recovery --key-size 32",
   };
   for (const char* args : bad) {
     const Result r = run_cli(args);
@@ -104,6 +107,32 @@ TEST(BenchCli, SetAndMapRunsReportHitRates) {
   std::string header;
   std::getline(c, header);
   EXPECT_NE(header.find(",family,ferrite,ablation,mix,key_range,"), std::string::npos) << header;
+  std::filesystem::remove_all(dir);
+}
+
+// 32-byte keys (ferrite/key32.h): the maps that take them run with them and
+// follow the map semantics (the harness's checks); one that does not is
+// refused with a message, never run with 8-byte keys.
+TEST(BenchCli, ThirtyTwoByteKeysRunWhereTakenAndAreRefusedElsewhere) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-key32-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string json = (dir / "k.json").string();
+  const Result r = run_cli("bench --structure map --techniques montage-hashmap,mutex-std --key-size 32 --threads 1,2 "
+                           "--ops 300 --reps 1 --warmup 0 --work 8 --key-range 2000 --value-size 64 --json " + json);
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.size(), 4u);  // 2 techniques x 2 thread counts
+  for (const auto& rec : j) {
+    EXPECT_EQ(rec.at("key_size").get<std::uint64_t>(), 32u);
+    EXPECT_TRUE(rec.at("error").is_null()) << rec.at("technique") << ": " << rec.at("error");
+    const double hit = rec.at("hit_rate").get<double>();
+    EXPECT_GT(hit, 0.0);
+    EXPECT_LE(hit, 1.0);
+  }
+  const Result bad = run_cli("bench --structure map --techniques montage-bst --key-size 32 --ops 10");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("does not take 32-byte keys"), std::string::npos) << bad.output;
   std::filesystem::remove_all(dir);
 }
 

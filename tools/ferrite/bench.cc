@@ -31,6 +31,7 @@ struct BenchArgs {
   double duration = 0;
   int work = 512;
   std::size_t value_size = 8;
+  std::size_t key_size = 8;
   std::string backend = "hardware";
   int reps = 5;
   int warmup = 1;
@@ -89,7 +90,7 @@ bool write_file(const std::string& path, const std::string& text) {
 // --recovery: nbMontage's recovery time against live size (bench_recovery.h).
 void run_recovery(const BenchArgs& a, CLI::App* app) {
   auto given = [&](const char* name) { return app->count(name) > 0; };
-  for (const char* opt : {"--structure", "--threads", "--ops", "--duration", "--work", "--warmup", "--pin",
+  for (const char* opt : {"--structure", "--threads", "--ops", "--duration", "--work", "--warmup", "--pin", "--key-size",
                           "--reference", "--workload", "--prefill", "--mix", "--read-pct", "--key-range",
                           "--sync-every", "--heap-size", "--csv", "--plot", "--quick", "--full"})
     if (given(opt)) usage_error(std::string(opt) + " does not apply to --recovery");
@@ -144,6 +145,7 @@ void run(const BenchArgs& a, CLI::App* app) {
   if (a.warmup < 0) usage_error("--warmup must be >= 0");
   if (a.work < 0) usage_error("--work must be >= 0");
   if (a.value_size < 8) usage_error("--value-size must be >= 8");
+  if (a.key_size != 8 && a.key_size != 32) usage_error("--key-size must be 8 or 32");
   if (a.heap_size < 2 || a.heap_size > (1 << 20)) usage_error("--heap-size must be in [2, 1048576]");
   for (int t : a.threads)
     if (t <= 0 || t > 1024) usage_error(fmt::format("--threads: {} is not in [1, 1024]", t));
@@ -229,6 +231,7 @@ void run(const BenchArgs& a, CLI::App* app) {
     if (given("--duration")) { e.duration_s = a.duration; e.ops_per_thread = 0; }
     if (given("--work")) e.work = a.work;
     if (given("--value-size")) e.value_size = a.value_size;
+    if (given("--key-size") && e.structure == Structure::kMap) e.key_size = a.key_size;
     if (given("--reps")) e.reps = a.reps;
     if (given("--warmup")) e.warmup = a.warmup;
     if (given("--pool-dir")) e.pool_dir = a.pool_dir;
@@ -301,6 +304,21 @@ void run(const BenchArgs& a, CLI::App* app) {
     for (const auto& e : expanded) keyed = keyed || e.workload == bench::Workload::kKeyMix;
     for (const char* opt : {"--mix", "--read-pct", "--key-range", "--sync-every"})
       if (given(opt) && !keyed) usage_error(std::string(opt) + " applies to the set and map structures only");
+  }
+  if (a.key_size != 8) {
+    // 32-byte keys: maps only, and only techniques that take them (never
+    // silently run with 8-byte keys).
+    std::string takes;
+    for (const auto* t : bench::techniques_for(Structure::kMap))
+      if (t->wide_keys) takes += (takes.empty() ? "" : ", ") + t->name;
+    for (const auto& e : expanded) {
+      if (e.structure != Structure::kMap) usage_error("--key-size 32 applies to the map structure only (-s map)");
+      if (e.workload != bench::Workload::kKeyMix) usage_error("--key-size 32 applies to the map key-mix workload only");
+      for (const auto& n : e.techniques)
+        if (!bench::find_technique(e.structure, n)->wide_keys)
+          usage_error("--key-size 32: map technique '" + n + "' does not take 32-byte keys (those that do: " + takes +
+                      "; choose them with -t)");
+    }
   }
 
   for (const auto& w : bench::build_warnings()) std::fprintf(stderr, "ferrite bench: WARNING: %s\n", w.c_str());
@@ -379,6 +397,10 @@ void setup_bench(CLI::App* app) {
       ->capture_default_str();
   app->add_option("--value-size", a->value_size,
                   "payload bytes per element (>= 8; map values of mutex-std/tbb-hashmap)")
+      ->capture_default_str();
+  app->add_option("--key-size", a->key_size,
+                  "map: bytes per key, 8 or 32 (32: a byte string derived from the 64-bit key, hashed and compared "
+                  "as bytes; techniques that cannot take it are refused; docs/bench.md)")
       ->capture_default_str();
   app->add_option("--backend", a->backend,
                   "hardware|hardware:clflush|hardware:clflushopt|off|nosync|emulated:NS[:PWB_NS] (comma list)")

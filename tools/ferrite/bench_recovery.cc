@@ -135,13 +135,13 @@ const std::vector<Target>& targets() {
   return all;
 }
 
-// A block holds the 64-byte header and the payload, rounded up to a power
-// of two (epoch_sys.h size classes); the pool also needs room for slabs'
-// headers, the descriptors and free space for the open's recovery.
+// A block holds the 64-byte header and the payload, rounded up to a line
+// (epoch_sys.h size classes); the pool also needs room for slabs' headers,
+// the descriptors and free space for the open's recovery.
 std::size_t pool_bytes(std::uint64_t keys, std::size_t value_size) {
-  std::size_t block = 64;
-  while (block < sizeof(fm::PBlkHeader) + 8 + value_size) block *= 2;
-  const std::size_t need = static_cast<std::size_t>(keys) * block;
+  const std::size_t block = fm::EpochSys<>::class_bytes(fm::EpochSys<>::class_for(sizeof(fm::PBlkHeader) + 8 + value_size));
+  const std::size_t per_slab = (fm::kSlabBytes - sizeof(fm::SlabHeader)) / block;
+  const std::size_t need = static_cast<std::size_t>((keys + per_slab - 1) / per_slab) * fm::kSlabBytes;
   const std::size_t bytes = std::max<std::size_t>(std::size_t{64} << 20, need + need / 4 + (std::size_t{64} << 20));
   return (bytes + (std::size_t{1} << 20) - 1) & ~((std::size_t{1} << 20) - 1);  // whole MiB (a 4 KiB multiple)
 }

@@ -96,7 +96,7 @@ class Bst {
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     std::vector<PBlk*> kept;
     t->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) < key_of(b); });
+    internal::sort_by_key(kept);
     for (std::size_t i = 1; i < kept.size(); ++i)
       if (key_of(kept[i]) == key_of(kept[i - 1]))
         throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(key_of(kept[i])));

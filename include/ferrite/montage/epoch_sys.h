@@ -86,7 +86,8 @@
 // rebuilds its DRAM index from them.
 //
 // Allocation. Blocks come from 64 KiB slabs (heap blocks) of one block size
-// each, per thread and size class; a slab is linked into the root (header
+// each (a multiple of 64 bytes: the header plus the payload rounded up to a
+// line), per thread and size class; a slab is linked into the root (header
 // written back and psynced, then the root's slab_head) before any of its blocks
 // is used, so recovery finds every block by walking the slab list. The
 // root's recover hook marks every slab live; slabs are never returned to
@@ -201,9 +202,20 @@ template <unsigned F = fault::kNone>
 class EpochSys {
  public:
   static constexpr std::uint64_t kInitialEpoch = MontageRoot::kInitialEpoch;
-  static constexpr int kClasses = 7;                 // 64 B .. 4 KiB blocks
-  static constexpr std::size_t class_bytes(int c) { return std::size_t{64} << c; }
-  static constexpr std::size_t kMaxPayload = (std::size_t{64} << (kClasses - 1)) - sizeof(PBlkHeader);
+  // Size classes: every multiple of a cache line from 64 B to 4 KiB (layout
+  // version 2; version 1 had the powers of two). A block is its header plus
+  // its payload rounded up to a line, so a slab holds as many blocks as fit
+  // (1 KiB values: 56 blocks of 1152 B, where the 2 KiB class held 31):
+  // recovery's scan touches every page of every slab, and on this density
+  // it touches about one page per 4 KiB of live payload, not two.
+  static constexpr int kClasses = 64;  // 64 B, 128 B, ..., 4 KiB
+  static constexpr std::size_t class_bytes(int c) { return std::size_t{64} * static_cast<std::size_t>(c + 1); }
+  static constexpr std::size_t kMaxPayload = class_bytes(kClasses - 1) - sizeof(PBlkHeader);
+  // The class of a block of `bytes` (header included): the smallest that holds it.
+  static int class_for(std::size_t bytes) {
+    if (bytes == 0 || bytes > class_bytes(kClasses - 1)) throw std::invalid_argument("montage: block too large");
+    return static_cast<int>((bytes + 63) / 64) - 1;
+  }
 
   // ------------------------------------------------------------ lifecycle
   // A fresh epoch system in a new root `name` of `pool` for a structure of
@@ -749,11 +761,6 @@ class EpochSys {
   }
 
   // ---------------------------------------------------------- allocation
-  static int class_for(std::size_t bytes) {
-    for (int c = 0; c < kClasses; ++c)
-      if (bytes <= class_bytes(c)) return c;
-    throw std::invalid_argument("montage: block too large");
-  }
   PBlk* alloc_block(int tid, std::size_t bytes) {
     const int c = class_for(bytes);
     ClassState& cs = ts(tid).cls[c];
@@ -827,9 +834,12 @@ class EpochSys {
     struct KeyHash {
       std::size_t operator()(const Key& k) const { return std::hash<std::uint64_t>()(k.run * 0x9e3779b97f4a7c15ull ^ k.seq); }
     };
+    // uid: read while the scan has the header's line (rule 3 joins on it
+    // without touching the block again).
     struct Found {
       PBlk* b;
       int c;
+      Key uid;
     };
     // The slab list first (one thread: a linked list), then the blocks
     // classified by `nthreads` threads over disjoint slabs; each thread's
@@ -839,6 +849,10 @@ class EpochSys {
     for (std::uint64_t off = root->slab_head.load(std::memory_order_relaxed); off != 0;) {
       auto* slab = pool.at<SlabHeader>(off);
       if (slab->magic != kSlabMagic) throw std::runtime_error("montage: slab with a bad magic");
+      if (slab->block_size == 0 || slab->block_size > class_bytes(kClasses - 1) ||
+          class_bytes(class_for(slab->block_size)) != slab->block_size ||
+          slab->nblocks != (kSlabBytes - sizeof(SlabHeader)) / slab->block_size)
+        throw std::runtime_error("montage: slab with a bad block size");
       slabs.push_back(slab);
       off = slab->next;
     }
@@ -893,7 +907,13 @@ class EpochSys {
           ++part.blocks_seen;
           part.max_epoch = std::max(part.max_epoch, b->epoch.load(std::memory_order_relaxed));
           if (in_use(b)) {
-            (type == kPayload ? part.payloads : part.antis).push_back({b, c});
+            const Key uid{b->uid_run.load(std::memory_order_relaxed), b->uid_seq.load(std::memory_order_relaxed)};
+            // The anti-node pointer is DRAM meaning of the crashed run (not
+            // in the checksum, never written back by recovery): cleared now,
+            // while the line is in the cache, for a payload rule 3 keeps or
+            // resets alike.
+            if (type == kPayload) b->anti.store(0, std::memory_order_relaxed);
+            (type == kPayload ? part.payloads : part.antis).push_back({b, c, uid});
             continue;
           }
           if (b->epoch.load(std::memory_order_relaxed) != 0)
@@ -930,19 +950,18 @@ class EpochSys {
       st->rejected_epoch += part.rejected_epoch;
       st->rejected_uncommitted += part.rejected_uncommitted;
     }
-    // Rule 3.
+    // Rule 3 (a hash join on the uids the scan read; none to join when no
+    // anti-node is in use, as after a clean close).
     std::unordered_map<Key, PBlk*, KeyHash> cancel;
     if constexpr ((F & fault::kIgnoreAnti) == 0)
-      for (const Found& a : antis)
-        cancel.emplace(Key{a.b->uid_run.load(std::memory_order_relaxed), a.b->uid_seq.load(std::memory_order_relaxed)}, a.b);
+      for (const Found& a : antis) cancel.emplace(a.uid, a.b);
+    kept->reserve(kept->size() + payloads.size());
     for (const Found& p : payloads) {
-      if (cancel.count(Key{p.b->uid_run.load(std::memory_order_relaxed), p.b->uid_seq.load(std::memory_order_relaxed)}) != 0) {
+      if (!cancel.empty() && cancel.count(p.uid) != 0) {
         ++st->cancelled;
         reset_payloads.push_back(p.b);
         (*free_blocks)[static_cast<std::size_t>(p.c)].push_back(p.b);
       } else {
-        // The anti-node pointer is DRAM meaning of the crashed run.
-        p.b->anti.store(0, std::memory_order_relaxed);
         kept->push_back(p.b);
       }
     }

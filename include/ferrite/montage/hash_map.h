@@ -8,7 +8,8 @@
 // list of DRAM nodes (Michael's list: a node is logically deleted by
 // marking the low bit of its next pointer, then unlinked by any thread that
 // passes it). Each node points to a payload {key, value, padding} in the
-// pool; payloads are immutable, so a put on a present key makes a new node
+// pool (the key: 8 bytes, or the paper's 32-byte keys with K = Key32, kept
+// in the payload and copied into the node, compared and hashed as bytes); payloads are immutable, so a put on a present key makes a new node
 // and payload and detaches the old payload.
 //
 // Linearization points (each update at one lin_CAS, §3.2 constraint 2):
@@ -44,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,11 +60,14 @@ struct HashMapOptions {
   std::size_t value_bytes = 8;    // payload value size (>= 8; the value is its first 8 bytes)
 };
 
-template <unsigned F = fault::kNone>
+// K: std::int64_t, or ferrite::Key32 (32-byte keys compared and hashed as
+// bytes, stored in the payload and in the DRAM node).
+template <unsigned F = fault::kNone, class K = std::int64_t>
 class HashMap {
  public:
   using Sys = EpochSys<F>;
-  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
+  using Key = K;
+  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
                                          const HashMapOptions& hm = {}, const EpochOptions& opt = {}) {
@@ -79,14 +84,22 @@ class HashMap {
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    // Single-threaded rebuild: sort by key, then link each bucket's nodes
-    // in order (a payload per key; see the header).
-    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) > key_of(b); });
+    // Single-threaded rebuild, in the scan's (slab) order: each payload's
+    // node goes to its place in its bucket's sorted list (a payload per key;
+    // see the header). Buckets hold about one key each (HashMapOptions), so
+    // this is linear; sorting the payloads by key first cost a random pool
+    // access per comparison. Plain stores (Sys::init): nothing runs yet.
     for (PBlk* p : kept) {
-      CASObj& b = m->bucket(key_of(p));
-      Node* n = new Node(key_of(p), p);
-      Sys::init(n->next, m->es_->load(b));
-      Sys::init(b, reinterpret_cast<std::uint64_t>(n));
+      const K key = key_of(p);
+      CASObj* prev = &m->bucket(key);
+      std::uint64_t curr = m->es_->load(*prev);
+      while (curr != 0 && reinterpret_cast<Node*>(curr)->key < key) {
+        prev = &reinterpret_cast<Node*>(curr)->next;
+        curr = m->es_->load(*prev);
+      }
+      Node* n = new Node(key, p);
+      Sys::init(n->next, curr);
+      Sys::init(*prev, reinterpret_cast<std::uint64_t>(n));
     }
     return m;
   }
@@ -105,7 +118,7 @@ class HashMap {
   }
 
   // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
     auto g = ebr_->pin(tid);
     PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);  // Fig. 7: pnew outside the retry loop
     Node* nn = new Node(key, p);
@@ -131,7 +144,7 @@ class HashMap {
     }
   }
 
-  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+  std::optional<std::int64_t> get(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     CASObj* prev;
     Node* curr;
@@ -140,7 +153,7 @@ class HashMap {
     return value_of(curr->payload);
   }
 
-  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+  std::optional<std::int64_t> erase(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     for (;;) {
       CASObj* prev;
@@ -161,8 +174,8 @@ class HashMap {
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::vector<std::pair<K, std::int64_t>> contents() {
+    std::vector<std::pair<K, std::int64_t>> out;
     for (std::size_t i = 0; i < nbuckets_; ++i) {
       std::uint64_t c = es_->load(buckets_[i]);
       while ((c & ~kMark) != 0) {
@@ -179,30 +192,35 @@ class HashMap {
   static constexpr std::uint64_t kMark = 1;
   struct alignas(16) Node {
     CASObj next{0};
-    std::int64_t key;
+    K key;
     PBlk* payload;
-    Node(std::int64_t k, PBlk* p) : key(k), payload(p) {}
+    Node(const K& k, PBlk* p) : key(k), payload(p) {}
   };
 
   HashMap(int threads, const HashMapOptions& hm)
-      : payload_bytes_(internal::kv_payload_bytes(hm.value_bytes)),
+      : payload_bytes_(internal::kv_payload_bytes<K>(hm.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {
     nbuckets_ = 1;
     while (nbuckets_ < hm.buckets) nbuckets_ *= 2;
     buckets_.reset(new CASObj[nbuckets_]);
   }
-  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
-  CASObj& bucket(std::int64_t key) {
-    std::uint64_t h = static_cast<std::uint64_t>(key) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
+  CASObj& bucket(const K& key) {
+    std::uint64_t h;
+    if constexpr (std::is_same_v<K, std::int64_t>) {
+      h = static_cast<std::uint64_t>(key) * 0x9e3779b97f4a7c15ull;
+      h ^= h >> 32;
+    } else {
+      h = key.hash();  // every byte of the key
+    }
     return buckets_[h & (nbuckets_ - 1)];
   }
 
   // Michael's find: prev is the word that held curr (unmarked), curr the
   // first node with key >= `key` (or null), next curr's successor (unmarked
   // when returned). Unlinks (and retires) marked nodes on the way.
-  bool find(int tid, std::int64_t key, CASObj*& prev, Node*& curr, std::uint64_t& next) {
+  bool find(int tid, const K& key, CASObj*& prev, Node*& curr, std::uint64_t& next) {
   retry:
     prev = &bucket(key);
     curr = reinterpret_cast<Node*>(es_->load(*prev));

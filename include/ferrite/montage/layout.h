@@ -128,7 +128,10 @@ inline constexpr std::size_t kSlabBytes = std::size_t{64} << 10;  // one heap ch
 
 struct MontageRoot {
   static constexpr std::uint32_t kTypeTag = 0x4d4e5447;  // "MNTG"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  // 2: slabs of every multiple of 64 bytes (EpochSys::class_bytes); 1 had
+  // the powers of two only, and its code would file a 1152-byte slab's
+  // blocks under the 2 KiB class (overlapping blocks).
+  static constexpr std::uint32_t kTypeVersion = 2;
   static constexpr const char* kTypeName = "montage";
 
   // The first epoch of a fresh root: >= 2, so e-2 never underflows.

@@ -106,7 +106,7 @@ class SkipList {
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
     std::vector<PBlk*> kept;
     l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return key_of(a) < key_of(b); });
+    internal::sort_by_key(kept);
     Node* last[kLevels];
     for (auto& n : last) n = l->head_;
     std::uint64_t rng = 0x853c49e6748fea9bull;
