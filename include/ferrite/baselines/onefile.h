@@ -89,17 +89,19 @@
 // line tore at 8 bytes) is rewritten whole; an entry for a DRAM result
 // word (OneFile-WF) is skipped: the crashed run's threads are gone. A log
 // whose tag is not s was rewritten after s was applied and durable (see
-// "Persistent logs"): nothing to do. The crashed run's DRAM (write-sets, parities, durable_seq_) is never
-// used: a new process starts with durable_seq_ = 0 (its first transaction
-// helps the current curTx again: every DCAS fails, the words are written
-// back) and each thread's parity is the one curTx does not name.
+// "Persistent logs"): nothing to do. The crashed run's DRAM (write-sets,
+// parities, durable_seq_, announcements, results) is never used: a new
+// process starts with durable_seq_ = 0 (its first transaction helps the
+// current curTx again: every DCAS fails, the words are written back), each
+// thread's parity is the one curTx does not name, and its result words at
+// seq(curTx) (so that help applies none of the old entries to them).
 //
 // OneFile-WF (OneFileProgress::kWaitFree; update()). An update is not a
 // transaction its caller retries but an operation it announces; every
 // update transaction runs every announced operation it finds pending (the
 // paper's aggregated transaction), so a thread whose own commits keep
 // failing is helped by the thread that beats it. In DRAM, per thread: an
-// announcement (op, arg, req = opSeq << 2 | insert << 1 | 1) and two result
+// announcement (arg, req = opSeq << 2 | insert << 1 | 1) and two result
 // words, (out, seq) and (ok, seq), pairs like the region's, changed only by
 // transactions (their write-set entries carry kOneFileVolatile and an index
 // instead of a region offset: H3 applies them by DCAS like any word, H4
