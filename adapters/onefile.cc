@@ -1,8 +1,10 @@
-// adapters/onefile.cc — OneFile-LF (include/ferrite/baselines/onefile.h)
-// with the sequential objects of seq_objects.h in its region of (value, seq)
-// words: onefile-float, onefile-stack, onefile-queue, onefile-heap (bench
-// techniques and crash subjects of the same names). Durably linearizable,
-// not detectable.
+// adapters/onefile.cc — OneFile-LF and OneFile-WF (include/ferrite/
+// baselines/onefile.h) with the sequential objects of seq_objects.h in their
+// region of (value, seq) words: onefile-float, onefile-stack,
+// onefile-queue, onefile-heap (lock-free) and onefile-wf-float,
+// onefile-wf-stack, onefile-wf-queue, onefile-wf-heap (wait-free: announced
+// operations, aggregated helping transactions) — bench techniques and crash
+// subjects of the same names. Durably linearizable, not detectable.
 #include "baseline_common.h"
 #include "ferrite/baselines/onefile.h"
 #include "ferrite/baselines/seq_objects.h"
@@ -20,6 +22,8 @@ namespace op = ferrite::op;
 // line), so the region is kept small.
 template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults>
 using OneFile = fa::SeqPtm<fb::OneFileObject<S, F>, A, 64>;
+template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults>
+using OneFileWF = fa::SeqPtm<fb::OneFileWFObject<S, F>, A, 64>;
 
 constexpr auto kSt = op::Abstract::kStack;
 constexpr auto kQu = op::Abstract::kQueue;
@@ -38,6 +42,19 @@ using OneFileFloatNoLogSync = OneFile<fb::SeqFloat, kFl, fb::kOneFileNoLogSync>;
 using OneFileStackNoLogSync = OneFile<fb::SeqStack, kSt, fb::kOneFileNoLogSync>;
 using OneFileQueueNoLogSync = OneFile<fb::SeqQueue, kQu, fb::kOneFileNoLogSync>;
 using OneFileHeapNoLogSync = OneFile<fb::SeqHeap, kPq, fb::kOneFileNoLogSync>;
+// OneFile-WF: the same commit and helping, so the same two broken steps.
+using OneFileWFFloat = OneFileWF<fb::SeqFloat, kFl>;
+using OneFileWFStack = OneFileWF<fb::SeqStack, kSt>;
+using OneFileWFQueue = OneFileWF<fb::SeqQueue, kQu>;
+using OneFileWFHeap = OneFileWF<fb::SeqHeap, kPq>;
+using OneFileWFFloatNoCurTxPwb = OneFileWF<fb::SeqFloat, kFl, fb::kOneFileNoCurTxPwb>;
+using OneFileWFStackNoCurTxPwb = OneFileWF<fb::SeqStack, kSt, fb::kOneFileNoCurTxPwb>;
+using OneFileWFQueueNoCurTxPwb = OneFileWF<fb::SeqQueue, kQu, fb::kOneFileNoCurTxPwb>;
+using OneFileWFHeapNoCurTxPwb = OneFileWF<fb::SeqHeap, kPq, fb::kOneFileNoCurTxPwb>;
+using OneFileWFFloatNoLogSync = OneFileWF<fb::SeqFloat, kFl, fb::kOneFileNoLogSync>;
+using OneFileWFStackNoLogSync = OneFileWF<fb::SeqStack, kSt, fb::kOneFileNoLogSync>;
+using OneFileWFQueueNoLogSync = OneFileWF<fb::SeqQueue, kQu, fb::kOneFileNoLogSync>;
+using OneFileWFHeapNoLogSync = OneFileWF<fb::SeqHeap, kPq, fb::kOneFileNoLogSync>;
 
 // Without H1's pwb(curTx) the words of a transaction may be durable while
 // curTx still names the previous one: recovery cannot finish (or undo) a
@@ -53,6 +70,12 @@ fa::Registration reg(const char* technique, const char* description) {
 }
 fa::Registration broken(const char* technique, const char* variant, const char* description) {
   return fa::broken_competitor("onefile", technique, variant, description);
+}
+fa::Registration reg_wf(const char* technique, const char* description) {
+  return fa::competitor("onefile-wf", technique, description);
+}
+fa::Registration broken_wf(const char* technique, const char* variant, const char* description) {
+  return fa::broken_competitor("onefile-wf", technique, variant, description);
 }
 
 }  // namespace
@@ -73,3 +96,21 @@ FERRITE_REGISTER_ADAPTER(OneFileFloatNoLogSync, broken("onefile-float", "no-log-
 FERRITE_REGISTER_ADAPTER(OneFileStackNoLogSync, broken("onefile-stack", "no-log-sync", kNoLogSync));
 FERRITE_REGISTER_ADAPTER(OneFileQueueNoLogSync, broken("onefile-queue", "no-log-sync", kNoLogSync));
 FERRITE_REGISTER_ADAPTER(OneFileHeapNoLogSync, broken("onefile-heap", "no-log-sync", kNoLogSync));
+
+FERRITE_REGISTER_ADAPTER(OneFileWFFloat, [] {
+  auto r = reg_wf("onefile-wf-float",
+                  "OneFile-WF PTM ((value, seq) words, announced operations, aggregated helping transactions) + float");
+  r.pool_size = std::size_t{16} << 20;
+  return r;
+}());
+FERRITE_REGISTER_ADAPTER(OneFileWFStack, reg_wf("onefile-wf-stack", "OneFile-WF PTM + sequential stack"));
+FERRITE_REGISTER_ADAPTER(OneFileWFQueue, reg_wf("onefile-wf-queue", "OneFile-WF PTM + sequential queue"));
+FERRITE_REGISTER_ADAPTER(OneFileWFHeap, reg_wf("onefile-wf-heap", "OneFile-WF PTM + sequential bounded heap"));
+FERRITE_REGISTER_ADAPTER(OneFileWFFloatNoCurTxPwb, broken_wf("onefile-wf-float", "no-curtx-pwb", kNoCurTxPwb));
+FERRITE_REGISTER_ADAPTER(OneFileWFStackNoCurTxPwb, broken_wf("onefile-wf-stack", "no-curtx-pwb", kNoCurTxPwb));
+FERRITE_REGISTER_ADAPTER(OneFileWFQueueNoCurTxPwb, broken_wf("onefile-wf-queue", "no-curtx-pwb", kNoCurTxPwb));
+FERRITE_REGISTER_ADAPTER(OneFileWFHeapNoCurTxPwb, broken_wf("onefile-wf-heap", "no-curtx-pwb", kNoCurTxPwb));
+FERRITE_REGISTER_ADAPTER(OneFileWFFloatNoLogSync, broken_wf("onefile-wf-float", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileWFStackNoLogSync, broken_wf("onefile-wf-stack", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileWFQueueNoLogSync, broken_wf("onefile-wf-queue", "no-log-sync", kNoLogSync));
+FERRITE_REGISTER_ADAPTER(OneFileWFHeapNoLogSync, broken_wf("onefile-wf-heap", "no-log-sync", kNoLogSync));

@@ -1,9 +1,12 @@
-// OneFile-LF (include/ferrite/baselines/onefile.h): the sequential semantics
+// OneFile-LF and OneFile-WF (include/ferrite/baselines/onefile.h). LF: the sequential semantics
 // of the four objects in its region of (value, seq) words, the verbs of an
 // update and of a read, transactional allocation (freed nodes reused), a
 // failed transaction, a clean restart, and recovery of hand-made images
 // (a committed but unapplied write-set, a torn pair; the crash campaigns in
-// ptm_crash_test.cc cover the crashes themselves).
+// ptm_crash_test.cc cover the crashes themselves). WF: the same answers as
+// LF, its verbs, an announced operation run by another thread's
+// transaction (exactly once, its result delivered), and a restart whose
+// curTx log names the crashed run's result words.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -11,6 +14,8 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <atomic>
 #include <vector>
 
 #include "common/temp_pool.h"
@@ -32,6 +37,10 @@ using Stack = fb::OneFileObject<fb::SeqStack>;
 using Queue = fb::OneFileObject<fb::SeqQueue>;
 using Heap = fb::OneFileObject<fb::SeqHeap>;
 using Float = fb::OneFileObject<fb::SeqFloat>;
+using WFStack = fb::OneFileWFObject<fb::SeqStack>;
+using WFQueue = fb::OneFileWFObject<fb::SeqQueue>;
+using WFHeap = fb::OneFileWFObject<fb::SeqHeap>;
+using WFFloat = fb::OneFileWFObject<fb::SeqFloat>;
 
 struct Verbs {
   std::uint64_t pwb, pfence, psync;
@@ -253,4 +262,140 @@ TEST(OneFile, ACorruptCurTxFailsInsteadOfGuessing) {
   TempPool pool("of-corrupt");
   { Stack s(*pool, "s", params(), kRegion); s.ptm().root()->cur_tx.store(fb::OneFileRoot::make(3, 0, 200)); }
   EXPECT_THROW(Stack(*pool, "s", params(), kRegion), std::runtime_error);
+}
+
+// ---- OneFile-WF
+
+// The same operations on an LF and a WF object give the same answers and
+// states (one thread: every announced operation is the caller's own).
+template <class LF, class WF>
+void same_answers(const char* tag, std::vector<std::pair<bool, std::int64_t>> ops, fb::SeqParams p = params()) {
+  TempPool pool(tag);
+  LF lf(*pool, "lf", p, kRegion);
+  WF wf(*pool, "wf", p, kRegion);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    std::int64_t a = -1, b = -1;
+    const int tid = static_cast<int>(i % 4);
+    const bool ra = lf.apply(tid, ops[i].first, ops[i].second, &a);
+    const bool rb = wf.apply(tid, ops[i].first, ops[i].second, &b);
+    ASSERT_EQ(ra, rb) << "op " << i;
+    ASSERT_EQ(a, b) << "op " << i;
+  }
+  EXPECT_EQ(lf.snapshot(), wf.snapshot());
+  EXPECT_GT(wf.ptm().wf_commits(), 0u);
+  EXPECT_EQ(wf.ptm().helped(), 0u);  // one thread at a time: nobody to help
+}
+
+TEST(OneFileWF, GivesTheLockFreeAnswersOnEveryObject) {
+  std::vector<std::pair<bool, std::int64_t>> ops;
+  for (int i = 0; i < 120; ++i) ops.emplace_back(i % 3 != 2, i * 7 % 31);
+  for (int i = 0; i < 10; ++i) ops.emplace_back(false, 0);  // past empty
+  same_answers<Stack, WFStack>("ofwf-st", ops);
+  same_answers<Queue, WFQueue>("ofwf-qu", ops);
+  fb::SeqParams p = params();
+  p.heap_capacity = 16;  // some inserts refused
+  same_answers<Heap, WFHeap>("ofwf-hp", ops, p);
+  std::vector<std::pair<bool, std::int64_t>> mul;
+  for (int i = 0; i < 40; ++i) mul.emplace_back(i % 4 != 3, bits(i % 2 ? 2.0 : 0.5));
+  same_answers<Float, WFFloat>("ofwf-fl", mul);
+}
+
+// One thread: the same verbs as OneFile-LF (the result words are DRAM: the
+// float's log is still one line, header + value + out + ok); a read none.
+TEST(OneFileWF, AnUpdateCostsThreePsyncsAndAReadNoVerb) {
+  TempPool pool("ofwf-verbs");
+  WFFloat f(*pool, "f", params(), kRegion);
+  std::int64_t v = 0;
+  constexpr int kOps = 40;
+  Verbs mul{};
+  for (int i = 0; i < kOps; ++i) {
+    const Verbs d = count([&] { f.apply(0, true, bits(1.0), &v); });
+    EXPECT_EQ(d.pfence, 0u);
+    EXPECT_EQ(d.psync, 3u);
+    mul.pwb += d.pwb;
+  }
+  EXPECT_EQ(mul.pwb, 3u * kOps);
+  const Verbs r = count([&] { ASSERT_TRUE(f.apply(1, false, 0, &v)); });
+  EXPECT_EQ(r.pwb + r.pfence + r.psync, 0u);
+  EXPECT_EQ(std::bit_cast<double>(v), 1.0);
+}
+
+// Thread 1 announces and stalls inside its own transaction; thread 0's
+// update runs thread 1's operation in its aggregated transaction and
+// commits. Thread 1's commit then fails, and it finds its result: the one
+// thread 0's transaction computed, its operation applied exactly once.
+TEST(OneFileWF, AStalledThreadsAnnouncedOperationIsRunByAnotherThread) {
+  TempPool pool("ofwf-help");
+  fb::OneFile<> ptm(*pool, "r", {2, kRegion});
+  std::uint64_t* word = nullptr;
+  ptm.transaction(0, [&] {
+    word = static_cast<std::uint64_t*>(ptm.alloc(8));
+    ptm.store(word, std::uint64_t{0});
+  });
+  std::atomic<bool> inside{false}, released{false};
+  std::atomic<int> runs_for_1{0};
+  const auto me = std::this_thread::get_id();
+  // add arg; out = the old value.
+  auto run = [&](int i, const fb::OneFileOp& op, std::int64_t* out) {
+    if (i == 1) runs_for_1.fetch_add(1);
+    const std::uint64_t x = ptm.load(word);
+    if (i == 1 && std::this_thread::get_id() != me && !released.load()) {
+      inside.store(true);
+      while (!released.load()) std::this_thread::yield();
+    }
+    ptm.store(word, x + static_cast<std::uint64_t>(op.arg));
+    *out = static_cast<std::int64_t>(x);
+    return true;
+  };
+  fb::OneFileResult r1;
+  std::thread t1([&] { r1 = ptm.update(1, {true, 10}, run); });
+  while (!inside.load()) std::this_thread::yield();
+  const fb::OneFileResult r0 = ptm.update(0, {true, 1}, run);
+  released.store(true);
+  t1.join();
+  EXPECT_TRUE(r0.ok);
+  EXPECT_EQ(r0.out, 0);
+  EXPECT_TRUE(r1.ok);
+  EXPECT_EQ(r1.out, 1);  // run by thread 0 after its own operation
+  std::uint64_t final = 0;
+  ptm.transaction(0, [&] { final = ptm.load(word); });
+  EXPECT_EQ(final, 11u);
+  EXPECT_EQ(ptm.helped(), 1u);
+  EXPECT_EQ(ptm.max_attempts(), 1u);  // thread 1's own transaction failed once
+  EXPECT_EQ(runs_for_1.load(), 2);     // by thread 0 (committed), by thread 1 (its CAS failed)
+}
+
+// A restart (clean or not) opens with curTx naming a log that holds result
+// entries for the previous run's threads; the new run's first update helps
+// that curTx again (its durable_seq_ starts at 0) after announcing: the old
+// entries must not answer its operation.
+TEST(OneFileWF, ThePreviousRunsResultsAnswerNoNewOperation) {
+  TempPool pool("ofwf-restart");
+  constexpr std::uint32_t kTag = 0x7E57'0001;
+  auto add = [](fb::OneFile<>& ptm) {
+    return [&ptm](int, const fb::OneFileOp& op, std::int64_t* out) {
+      auto* w = static_cast<std::uint64_t*>(ptm.object(kTag));
+      const std::uint64_t x = ptm.load(w);
+      ptm.store(w, x + static_cast<std::uint64_t>(op.arg));
+      *out = static_cast<std::int64_t>(x);
+      return true;
+    };
+  };
+  {
+    fb::OneFile<> ptm(*pool, "r", {2, kRegion});
+    ptm.transaction(0, [&] {
+      void* w = ptm.alloc(8);
+      ptm.store(static_cast<std::uint64_t*>(w), std::uint64_t{0});
+      ptm.set_object(w, kTag);
+    });
+    EXPECT_EQ(ptm.update(0, {true, 5}, add(ptm)).out, 0);
+  }
+  pool.reopen();
+  fb::OneFile<> ptm(*pool, "r", {2, kRegion});
+  const fb::OneFileResult r = ptm.update(0, {true, 7}, add(ptm));
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.out, 5);
+  std::uint64_t final = 0;
+  ptm.transaction(0, [&] { final = ptm.load(static_cast<std::uint64_t*>(ptm.object(kTag))); });
+  EXPECT_EQ(final, 12u);
 }

@@ -2,8 +2,9 @@
 // the sequential objects of seq_objects.h: RomulusLog (romulus-float,
 // -stack, -queue, -heap; include/ferrite/baselines/romulus.h,
 // adapters/romulus.cc) and RedoOpt (redoopt-*; redoopt.h, adapters/
-// redoopt.cc) and OneFile-LF (onefile-*; onefile.h, adapters/onefile.cc),
-// under both write-back models (abstract, x86):
+// redoopt.cc) and OneFile-LF and OneFile-WF (onefile-*, onefile-wf-*;
+// onefile.h, adapters/onefile.cc), under both write-back models (abstract,
+// x86):
 //  * every crash point of a 150-op 1-thread run, 0 violations, 0 inconclusive;
 //  * 2 and 3 threads: >= 5,000 sampled images per thread count and model
 //    (>= 10,000 per structure and model, as the PBcomb campaigns), half the
@@ -129,6 +130,10 @@ INSTANTIATE_TEST_SUITE_P(RedoOpt, PtmCrash,
 INSTANTIATE_TEST_SUITE_P(OneFile, PtmCrash,
                          ::testing::Values("onefile-float", "onefile-stack", "onefile-queue", "onefile-heap"),
                          [](const auto& i) { return name_of(i.param); });
+INSTANTIATE_TEST_SUITE_P(OneFileWF, PtmCrash,
+                         ::testing::Values("onefile-wf-float", "onefile-wf-stack", "onefile-wf-queue",
+                                           "onefile-wf-heap"),
+                         [](const auto& i) { return name_of(i.param); });
 
 // 2 and 3 threads, one model per test (each stays well inside 30 s).
 using MT = std::tuple<const char*, int, const char*>;
@@ -183,6 +188,11 @@ INSTANTIATE_TEST_SUITE_P(OneFile, PtmCrashMT,
                                                               "onefile-heap"),
                                             ::testing::Values(2, 3), ::testing::Values("abstract", "x86")),
                          mt_name);
+INSTANTIATE_TEST_SUITE_P(OneFileWF, PtmCrashMT,
+                         ::testing::Combine(::testing::Values("onefile-wf-float", "onefile-wf-stack",
+                                                              "onefile-wf-queue", "onefile-wf-heap"),
+                                            ::testing::Values(2, 3), ::testing::Values("abstract", "x86")),
+                         mt_name);
 
 // Crashes inside pool and structure creation (the PTM's blocks and root,
 // then the object's creation transaction / batch): every image opens as no
@@ -204,7 +214,8 @@ TEST_P(PtmCreate, SurvivesCrashesDuringCreation) {
     report(GetParam(), "crash-create", model, r, r.seconds);
   }
 }
-INSTANTIATE_TEST_SUITE_P(Ptm, PtmCreate, ::testing::Values("romulus-queue", "redoopt-queue", "onefile-queue"),
+INSTANTIATE_TEST_SUITE_P(Ptm, PtmCreate,
+                         ::testing::Values("romulus-queue", "redoopt-queue", "onefile-queue", "onefile-wf-queue"),
                          [](const auto& i) { return name_of(i.param); });
 
 }  // namespace

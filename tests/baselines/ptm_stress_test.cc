@@ -1,17 +1,20 @@
 // RomulusLog (include/ferrite/baselines/romulus.h: flat-combined writers,
 // C-RW-WP readers) and RedoOpt (redoopt.h: a combiner on a replica of its
 // own, readers on curComb's replica) and OneFile-LF (onefile.h: lock-free
-// transactions helped by every thread, DCAS on (value, seq) words) under
-// 2-4 threads. Conservation for the stack,
+// transactions helped by every thread, DCAS on (value, seq) words) and
+// OneFile-WF (the same, with announced operations run by whichever
+// aggregated transaction commits first) under 2-4 threads. Conservation for the stack,
 // queue (plus per-producer FIFO) and heap; the float's product is exact (all
 // factors are powers of two) and its readers see only committed values.
 // Runs under TSan (label stress).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -50,6 +53,13 @@ void quiescent(fb::RedoOptObject<S>& o) {
 template <template <unsigned, class> class S>
 void quiescent(fb::OneFileObject<S>& o) {
   EXPECT_GT(o.ptm().seq(), 0u);
+}
+
+template <template <unsigned, class> class S>
+void quiescent(fb::OneFileWFObject<S>& o) {
+  EXPECT_GT(o.ptm().seq(), 0u);
+  EXPECT_LE(o.ptm().max_attempts(), static_cast<std::uint64_t>(fb::kOneFileWaitFreeAttempts));
+  EXPECT_GE(o.ptm().wf_ops(), o.ptm().wf_commits());
 }
 
 template <class Obj>
@@ -159,4 +169,76 @@ INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
 INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });
 INSTANTIATE_TEST_SUITE_P(Threads, OneFileStress, ::testing::Values(2, 3, 4),
+                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+
+class OneFileWFStress : public ::testing::TestWithParam<int> {};
+TEST_P(OneFileWFStress, StackConservesItsElements) {
+  conservation<fb::OneFileWFObject<fb::SeqStack>>("ofwf-st", GetParam(), false);
+}
+TEST_P(OneFileWFStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::OneFileWFObject<fb::SeqQueue>>("ofwf-qu", GetParam(), true);
+}
+TEST_P(OneFileWFStress, HeapConservesItsElements) {
+  conservation<fb::OneFileWFObject<fb::SeqHeap>>("ofwf-hp", GetParam(), false);
+}
+TEST_P(OneFileWFStress, FloatReadersSeeOnlyCommittedValues) {
+  float_readers<fb::OneFileWFObject<fb::SeqFloat>>("ofwf-fl", GetParam());
+}
+// Every thread adds 1 to one word through update(); a thread running its
+// own operation yields inside its transaction every other time, so the
+// others' aggregated transactions run it (helping). Each operation is
+// applied exactly once: the old values returned are 0 .. n-1, each once,
+// and the word ends at n; no update needed more than
+// kOneFileWaitFreeAttempts transactions (update() throws otherwise).
+TEST_P(OneFileWFStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
+  const int threads = GetParam();
+  const int per = scaled(3000, 100);
+  TempPool pool("ofwf-help", std::size_t{16} << 20);
+  fb::OneFile<> ptm(*pool, "r", {threads, std::size_t{1} << 16});
+  std::uint64_t* word = nullptr;
+  ptm.transaction(0, [&] {
+    word = static_cast<std::uint64_t*>(ptm.alloc(8));
+    ptm.store(word, std::uint64_t{0});
+  });
+  std::vector<std::vector<std::int64_t>> outs(static_cast<std::size_t>(threads));
+  std::atomic<int> failures{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (int k = 0; k < per; ++k) {
+        const fb::OneFileResult r = ptm.update(t, {true, 1}, [&](int i, const fb::OneFileOp& op, std::int64_t* out) {
+          const std::uint64_t x = ptm.load(word);
+          if (i == t && k % 2 == 1) std::this_thread::yield();  // stall in our own operation
+          ptm.store(word, x + static_cast<std::uint64_t>(op.arg));
+          *out = static_cast<std::int64_t>(x);
+          return true;
+        });
+        if (!r.ok) failures.fetch_add(1);
+        outs[static_cast<std::size_t>(t)].push_back(r.out);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::vector<std::int64_t> all;
+  for (auto& o : outs) {
+    // A thread's own operations are sequential: its old values increase.
+    for (std::size_t k = 1; k < o.size(); ++k) EXPECT_LT(o[k - 1], o[k]);
+    all.insert(all.end(), o.begin(), o.end());
+  }
+  std::sort(all.begin(), all.end());
+  const auto n = static_cast<std::int64_t>(threads) * per;
+  ASSERT_EQ(static_cast<std::int64_t>(all.size()), n);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(all[static_cast<std::size_t>(i)], i);
+  std::uint64_t final = 0;
+  ptm.transaction(0, [&] { final = ptm.load(word); });
+  EXPECT_EQ(final, static_cast<std::uint64_t>(n));
+  EXPECT_GT(ptm.helped(), 0u) << "no operation was run by another thread";
+  EXPECT_LE(ptm.max_attempts(), static_cast<std::uint64_t>(fb::kOneFileWaitFreeAttempts));
+  std::printf("[onefile-wf] %d threads: %llu ops, %llu committed update transactions, %llu run for another "
+              "thread, %llu aborts, at most %llu transactions per update\n",
+              threads, static_cast<unsigned long long>(ptm.wf_ops()),
+              static_cast<unsigned long long>(ptm.wf_commits()), static_cast<unsigned long long>(ptm.helped()),
+              static_cast<unsigned long long>(ptm.aborts()), static_cast<unsigned long long>(ptm.max_attempts()));
+}
+INSTANTIATE_TEST_SUITE_P(Threads, OneFileWFStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });

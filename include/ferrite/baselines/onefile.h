@@ -1,17 +1,19 @@
-// ferrite/baselines/onefile.h — OneFile-LF, a lock-free persistent
-// transactional memory whose every word is a (value, sequence) pair, and the
-// sequential objects (seq_objects.h) run on it: the "onefile-*" competitors.
+// ferrite/baselines/onefile.h — OneFile, a persistent transactional memory
+// whose every word is a (value, sequence) pair, in its two variants,
+// OneFile-LF (lock-free) and OneFile-WF (wait-free), and the sequential
+// objects (seq_objects.h) run on it: the "onefile-*" and "onefile-wf-*"
+// competitors.
 //
 // Paper: Pedro Ramalhete, Andreia Correia, Pascal Felber, Nachshon Cohen,
-// "OneFile: A Wait-free Persistent Transactional Memory", DSN 2019. The paper
-// gives two variants: OneFile-LF (lock-free) and OneFile-WF (wait-free, with
-// an announcement array of operations and helpers that run them). Only
-// OneFile-LF is built here; OneFile-WF is not (see "Not built"). Implemented
-// from the paper's description; the public reference code (pramalhe/OneFile,
-// ptms/OneFilePTMLF.hpp) was read to settle details, never copied. The paper's
-// text is not among the repository's sources, so its algorithm and line
-// numbers are not cited; the steps T1–T6 and H1–H5 below are ours, in the
-// order the paper describes them.
+// "OneFile: A Wait-free Persistent Transactional Memory", DSN 2019. Both of
+// its variants are built here and share everything but the entry point of
+// an update (OneFileProgress): the words, curTx, the logs, the helping
+// (H1–H5), the commit (T4–T6) and recovery are one code. Implemented from
+// the paper's description; the public reference code (pramalhe/OneFile,
+// ptms/OneFilePTMLF.hpp and OneFilePTMWF.hpp) was read to settle details,
+// never copied. The paper's text is not among the repository's sources, so
+// its algorithm and line numbers are not cited; the steps T1–T6, H1–H5 and
+// W1–W5 below are ours, in the order the paper describes them.
 //
 // What it is. Every transactional word is a pair (val, seq) of 8-byte words,
 // 16-byte aligned, changed only by a 16-byte CAS (DCAS, sync/dwcas.h). One
@@ -84,16 +86,57 @@
 // matters. Unconditional writes are safe and make the repair idempotent: no
 // word of a later transaction is stored before curTx names it durably (H1),
 // so no durable word is newer than s; a pair torn by a crash (a DCAS whose
-// line tore at 8 bytes) is rewritten whole. A log whose tag is not s was
-// rewritten after s was applied and durable (see "Persistent logs"): nothing
-// to do. The crashed run's DRAM (write-sets, parities, durable_seq_) is never
-// used: a new process starts with durable_seq_ = 0 (its first transaction
-// helps the current curTx again: every DCAS fails, the words are written
-// back) and each thread's parity is the one curTx does not name.
+// line tore at 8 bytes) is rewritten whole; an entry for a DRAM result
+// word (OneFile-WF) is skipped: the crashed run's threads are gone. A log
+// whose tag is not s was rewritten after s was applied and durable (see
+// "Persistent logs"): nothing to do. The crashed run's DRAM (write-sets,
+// parities, durable_seq_, announcements, results) is never used: a new
+// process starts with durable_seq_ = 0 (its first transaction helps the
+// current curTx again: every DCAS fails, the words are written back), each
+// thread's parity is the one curTx does not name, and its result words at
+// seq(curTx) (so that help applies none of the old entries to them).
 //
-// Thread safety: transaction() concurrently for distinct tids in
-// [0, max_threads); load/store/alloc/free/object/set_object only inside a
-// transaction of the calling thread.
+// OneFile-WF (OneFileProgress::kWaitFree; update()). An update is not a
+// transaction its caller retries but an operation it announces; every
+// update transaction runs every announced operation it finds pending (the
+// paper's aggregated transaction), so a thread whose own commits keep
+// failing is helped by the thread that beats it. In DRAM, per thread: an
+// announcement (arg, req = opSeq << 2 | insert << 1 | 1) and two result
+// words, (out, seq) and (ok, seq), pairs like the region's, changed only by
+// transactions (their write-set entries carry kOneFileVolatile and an index
+// instead of a region offset: H3 applies them by DCAS like any word, H4
+// does not write them back, recovery skips them).
+//   W1  opSeq := seq(ok word); store arg (release), then req (seq_cst)
+//   W2  c := curTx (seq_cst); help apply c (H1–H5)
+//   W3  seq(ok word) > opSeq: the operation was applied by a transaction
+//       <= c, which is durable (H1 before its DCAS): return (out, ok)
+//   W4  run the aggregated transaction from c (T2–T6): for every thread i
+//       whose req is valid and whose ok word (a transactional load: state
+//       c) has seq <= opSeq(i), run the object's operation for i and store
+//       (out, ok) into i's result words, out first
+//   W5  go to W2 (at most kOneFileWaitFreeAttempts times W4)
+// Bound: each W4 that does not commit (an abort, a failed CAS) means curTx
+// moved past the c of its W2 (a word newer than c is stored only after
+// curTx moved), so the third W2 reads c3 >= c1 + 2. The transaction that
+// committed c1 + 2 read curTx = c1 + 1 (seq_cst) after the CAS from c1,
+// which came after our W2 read c1, which came after our req store (all
+// seq_cst): it read our req and ran the operation, or found it done. W2's
+// help of c3 has applied every transaction <= c3: the third W3 returns.
+// A W4 that commits, or finds nothing to store, leaves the operation
+// applied: the next W3 returns. The bound is checked: an update that
+// finds its operation pending at a third W3 throws std::logic_error. A
+// read known to store nothing (a kReadOnlyRemove object's remove) runs as a
+// read-only transaction up to kOneFileReadTries times first, then is
+// announced (as the reference's readTx poses as an update). The
+// operations are data ((insert, arg), run by the object's apply for thread
+// i), not closures, so no announced closure needs reclaiming (the
+// reference's hazard eras). Mixing transaction() updates with update() on
+// one OneFile keeps every property but the bound (an LF commit reads no
+// announcement): OneFileObject uses only one kind of update.
+//
+// Thread safety: transaction(), update() and read() concurrently for
+// distinct tids in [0, max_threads); load/store/alloc/free/object/
+// set_object only inside a transaction of the calling thread.
 //
 // Invariants:
 //   * a word's seq only grows; a word with seq s holds the value transaction s
@@ -104,16 +147,17 @@
 //     every transaction before s is applied and durable;
 //   * no word of transaction s is stored before curTx >= s is durable (the
 //     storing thread's H1 psync), so no durable word is newer than the
-//     durable curTx.
+//     durable curTx;
+//   * (WF) thread i's operation announced with opSeq is applied by exactly
+//     one committed transaction s > opSeq, the one that gives i's result
+//     words seq s; i's req changes only after i read them.
 //
-// Not built (docs/baselines.md, "OneFile"): OneFile-WF (the announcement
-// array, the helpers that run announced operations, the result array) — an
-// update here is lock-free (a transaction restarts when another commits
-// first), not wait-free; the reference's wait-free memory reclamation (a
-// freed block is reused inside the region by later transactions; the region
-// itself is never returned); the hash lookup of large write-sets (a linear
-// search here: the objects write at most a few dozen words). Not detectable,
-// like RomulusLog and RedoOpt.
+// Not built (docs/baselines.md, "OneFile"): the reference's wait-free
+// memory reclamation (a freed block is reused inside the region by later
+// transactions; the region itself is never returned); the hash lookup of
+// large write-sets (a linear search here: the objects write at most a few
+// dozen words). Not detectable, like RomulusLog and RedoOpt: the result
+// words are DRAM, as in the reference.
 #pragma once
 
 #include <algorithm>
@@ -124,6 +168,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -158,6 +203,43 @@ struct alignas(16) OneFileWord {
 };
 static_assert(sizeof(OneFileWord) == 16);
 static_assert(offsetof(OneFileWord, seq) == 8);
+
+// The two variants: how an update makes progress (see "OneFile-WF").
+enum class OneFileProgress { kLockFree, kWaitFree };
+
+// A write-set entry whose offset carries this bit names a DRAM result word
+// (index = the rest / 8), not a word of the region (OneFile-WF).
+inline constexpr std::uint64_t kOneFileVolatile = std::uint64_t{1} << 63;
+// W4 runs at most this many times per update (see "Bound").
+inline constexpr int kOneFileWaitFreeAttempts = 2;
+// A known read runs as a read-only transaction this many times before it is
+// announced.
+inline constexpr int kOneFileReadTries = 4;
+
+// An announced operation and its result: the sequential objects' one entry
+// point, apply(tid, insert, arg, &out) -> ok.
+struct OneFileOp {
+  bool insert = false;
+  std::int64_t arg = 0;
+};
+struct OneFileResult {
+  bool ok = false;
+  std::int64_t out = 0;
+};
+
+// A thread's announcement (DRAM, its own line). req = opSeq << 2 | insert <<
+// 1 | 1 (0: nothing announced yet). The owner writes arg, then req; a
+// reader reads req, then arg (see update()).
+struct alignas(64) OneFileAnnounce {
+  std::atomic<std::uint64_t> req{0};
+  std::atomic<std::uint64_t> arg{0};
+};
+// A thread's result words (DRAM, their own line): transactional pairs.
+struct alignas(64) OneFileResultWords {
+  OneFileWord out;
+  OneFileWord ok;
+};
+static_assert(sizeof(OneFileResultWords) == 64);
 // Its bits, for the DCAS.
 struct alignas(16) OneFilePair {
   std::uint64_t val;
@@ -281,6 +363,17 @@ class OneFile {
     const std::uint64_t c = root_->cur_tx.load(std::memory_order_acquire);
     if (OneFileRoot::tid_of(c) >= max_) throw std::runtime_error("OneFile: corrupt curTx " + std::to_string(c));
     txs_ = std::vector<sync::CachePadded<Tx>>(static_cast<std::size_t>(max_));
+    // OneFile-WF's DRAM: no announcement; result words (0, seq(c)), as of
+    // the state this process opens: the log of c (or of an older
+    // transaction) holds entries for the crashed run's result words, and a
+    // help of c (T1) then leaves these words alone (H3 skips a word whose
+    // seq is not older), so no stale result answers a new announcement.
+    announce_ = std::make_unique<OneFileAnnounce[]>(static_cast<std::size_t>(max_));
+    results_ = std::make_unique<OneFileResultWords[]>(static_cast<std::size_t>(max_));
+    for (int t = 0; t < max_; ++t) {
+      results_[static_cast<std::size_t>(t)].out.seq.store(OneFileRoot::seq_of(c), std::memory_order_relaxed);
+      results_[static_cast<std::size_t>(t)].ok.seq.store(OneFileRoot::seq_of(c), std::memory_order_relaxed);
+    }
     for (int t = 0; t < max_; ++t) {
       Tx& tx = txs_[static_cast<std::size_t>(t)].value;
       tx.ws.reserve(entries_);
@@ -295,40 +388,107 @@ class OneFile {
   // Runs fn() as a transaction (T1–T6), again until it commits; durable on
   // return. A read-only fn commits without a verb once its state is durable.
   // An exception other than an abort discards the transaction and is
-  // rethrown.
+  // rethrown. OneFile-LF's update, and every read-only transaction.
   template <class F>
   void transaction(int tid, F&& fn) {
-    check_tid(tid, max_, "OneFile");
-    if (current_ != nullptr) throw std::logic_error("OneFile: nested transaction");
-    Tx& tx = txs_[static_cast<std::size_t>(tid)].value;
-    tx.tid = tid;
-    tx.owner = this;
-    current_ = &tx;
-    struct Leave {
-      ~Leave() { current_ = nullptr; }
-    } leave;
+    Enter enter(*this, tid);
     for (;;) {
-      // T1. ORDER: acquire: the state of c's seq (applied by its committer's
-      // T6 or a helper) happens before our loads.
-      const std::uint64_t c = root_->cur_tx.load(std::memory_order_acquire);
+      // T1. ORDER: seq_cst (a plain load on x86): acquire, the state of c's
+      // seq (applied by its committer's T6 or a helper) happens before our
+      // loads; seq_cst, OneFile-WF's bound (see "Bound").
+      const std::uint64_t c = root_->cur_tx.load(std::memory_order_seq_cst);
       help_apply(c);
-      tx.cur = c;
-      tx.seq = OneFileRoot::seq_of(c);
-      tx.ws.clear();
-      // T2.
-      try {
-        fn();
-      } catch (const OneFileAbort&) {
-        aborts_.fetch_add(1, std::memory_order_relaxed);
-        continue;
-      } catch (...) {
-        tx.ws.clear();
-        throw;
+      if (attempt(enter.tx, c, fn)) return;
+    }
+  }
+
+  // OneFile-WF's read of a kReadOnlyRemove object: fn() (which stores
+  // nothing) as a read-only transaction, at most kOneFileReadTries times.
+  // false: every try aborted; the caller announces the read (update()).
+  template <class F>
+  bool read(int tid, F&& fn) {
+    Enter enter(*this, tid);
+    for (int i = 0; i < kOneFileReadTries; ++i) {
+      const std::uint64_t c = root_->cur_tx.load(std::memory_order_seq_cst);  // T1
+      help_apply(c);
+      if (attempt(enter.tx, c, fn)) {
+        if (!enter.tx.ws.empty()) throw std::logic_error("OneFile: a read stored a word");
+        return true;
       }
-      // T3.
-      if (tx.ws.empty()) return;
-      if (commit(tx)) return;
-      aborts_.fetch_add(1, std::memory_order_relaxed);
+    }
+    return false;
+  }
+
+  // OneFile-WF's update (W1–W5): announces op, then helps until a committed
+  // transaction (its own or another thread's) ran it; durable on return.
+  // run(i, op, &out) -> ok runs thread i's operation inside the calling
+  // thread's transaction (it may run several times: aborts).
+  template <class Run>
+  OneFileResult update(int tid, const OneFileOp& op, Run&& run) {
+    Enter enter(*this, tid);
+    Tx& tx = enter.tx;
+    OneFileAnnounce& a = announce_[static_cast<std::size_t>(tid)];
+    OneFileResultWords& mine = results_[static_cast<std::size_t>(tid)];
+    // W1. Our result words are ours to read: no transaction writes them
+    // while our last operation is answered (seq > its opSeq) and we have
+    // not announced again.
+    const std::uint64_t op_seq = mine.ok.seq.load(std::memory_order_acquire);
+    // ORDER: arg (release) before req: a helper that reads the new req
+    // (seq_cst, acquire) reads the new arg; one that reads the old req and
+    // the new arg finds the old operation answered (our acquire load of
+    // its ok word happens before the arg store), and skips it.
+    a.arg.store(static_cast<std::uint64_t>(op.arg), std::memory_order_release);
+    // ORDER: seq_cst (an xchg on x86): before our W2 load of curTx in the
+    // single total order (see "Bound").
+    a.req.store(op_seq << 2 | (op.insert ? 2u : 0u) | 1u, std::memory_order_seq_cst);
+    // W4's body: every pending announced operation, ours included.
+    auto aggregate = [&] {
+      tx.helped = 0;
+      tx.ops = 0;
+      for (int i = 0; i < max_; ++i) {
+        const std::uint64_t req = announce_[static_cast<std::size_t>(i)].req.load(std::memory_order_seq_cst);
+        if ((req & 1) == 0) continue;  // never announced
+        const auto arg = static_cast<std::int64_t>(
+            announce_[static_cast<std::size_t>(i)].arg.load(std::memory_order_acquire));
+        // State c's answer to "is it done?": a transactional load (aborts
+        // if a later transaction wrote it).
+        if (result_seq(i) > (req >> 2)) continue;
+        std::int64_t out = 0;
+        const bool ok = run(i, OneFileOp{(req & 2) != 0, arg}, &out);
+        // out before ok: every helper applies the entries in order, so an
+        // ok word with seq s means out has seq s too (W3 reads out after).
+        push_result(tx, result_off(i, 0), static_cast<std::uint64_t>(out));
+        push_result(tx, result_off(i, 1), ok ? 1u : 0u);
+        if (i != tid) ++tx.helped;
+        ++tx.ops;
+      }
+    };
+    for (int attempts = 0;; ++attempts) {
+      // W2. ORDER: seq_cst: after our req store (see "Bound").
+      const std::uint64_t c = root_->cur_tx.load(std::memory_order_seq_cst);
+      help_apply(c);
+      // W3. ORDER: acquire: pairs with the DCAS that applied the ok word
+      // (after the out word, by that helper or before it).
+      if (mine.ok.seq.load(std::memory_order_acquire) > op_seq) {
+        OneFileResult r;
+        r.out = static_cast<std::int64_t>(mine.out.val.load(std::memory_order_acquire));
+        r.ok = mine.ok.val.load(std::memory_order_acquire) != 0;
+        std::uint64_t m = max_attempts_.load(std::memory_order_relaxed);
+        while (m < static_cast<std::uint64_t>(attempts) &&
+               !max_attempts_.compare_exchange_weak(m, static_cast<std::uint64_t>(attempts), std::memory_order_relaxed)) {
+        }
+        return r;
+      }
+      if (attempts >= kOneFileWaitFreeAttempts)
+        throw std::logic_error("OneFile-WF: an announced operation is pending after " +
+                               std::to_string(attempts) + " transactions (the wait-free bound)");
+      // W4.
+      if (attempt(tx, c, aggregate) && !tx.ws.empty()) {
+        // Only committed transactions count (relaxed: statistics).
+        helped_.fetch_add(tx.helped, std::memory_order_relaxed);
+        ops_.fetch_add(tx.ops, std::memory_order_relaxed);
+        commits_.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
 
@@ -432,6 +592,12 @@ class OneFile {
   int max_threads() const { return max_; }
   std::uint64_t seq() const { return OneFileRoot::seq_of(root_->cur_tx.load(std::memory_order_acquire)); }
   std::uint64_t aborts() const { return aborts_.load(std::memory_order_relaxed); }
+  // OneFile-WF: committed update transactions, the operations they ran,
+  // those run for another thread, and the most W4s an update needed.
+  std::uint64_t wf_commits() const { return commits_.load(std::memory_order_relaxed); }
+  std::uint64_t wf_ops() const { return ops_.load(std::memory_order_relaxed); }
+  std::uint64_t helped() const { return helped_.load(std::memory_order_relaxed); }
+  std::uint64_t max_attempts() const { return max_attempts_.load(std::memory_order_relaxed); }
   // The pair behind a V address (tests).
   const OneFileWord& word_of(const void* v) const { return word(offset(v)); }
   std::uint64_t used() {
@@ -447,8 +613,74 @@ class OneFile {
     int parity = 0;        // the log the next commit writes
     std::uint64_t cur = 0;  // curTx read at T1
     std::uint64_t seq = 0;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ws;  // (V offset, value)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ws;  // (V offset or volatile index, value)
+    std::uint64_t ops = 0;     // OneFile-WF: operations run by this attempt
+    std::uint64_t helped = 0;  // of them, other threads'
   };
+  // Marks the calling thread inside a transaction of this OneFile.
+  struct Enter {
+    Tx& tx;
+    Enter(OneFile& f, int tid) : tx(f.enter(tid)) {}
+    ~Enter() { current_ = nullptr; }
+    Enter(const Enter&) = delete;
+    Enter& operator=(const Enter&) = delete;
+  };
+  Tx& enter(int tid) {
+    check_tid(tid, max_, "OneFile");
+    if (current_ != nullptr) throw std::logic_error("OneFile: nested transaction");
+    Tx& tx = txs_[static_cast<std::size_t>(tid)].value;
+    tx.tid = tid;
+    tx.owner = this;
+    current_ = &tx;
+    return tx;
+  }
+  // T2–T6 from c (T1 done: c applied and durable). true: committed, or
+  // read-only (tx.ws empty); false: aborted, or the CAS failed.
+  template <class F>
+  bool attempt(Tx& tx, std::uint64_t c, F& fn) {
+    tx.cur = c;
+    tx.seq = OneFileRoot::seq_of(c);
+    tx.ws.clear();
+    // T2.
+    try {
+      fn();
+    } catch (const OneFileAbort&) {
+      aborts_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    } catch (...) {
+      tx.ws.clear();
+      throw;
+    }
+    // T3.
+    if (tx.ws.empty()) return true;
+    if (commit(tx)) return true;
+    aborts_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // OneFile-WF's result words: thread i's out (which 0) or ok (1).
+  static std::uint64_t result_off(int i, int which) {
+    return kOneFileVolatile | (2 * static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(which)) * 8;
+  }
+  OneFileWord& volatile_word(std::uint64_t off) const {
+    const std::uint64_t k = (off & ~kOneFileVolatile) / 8;
+    OneFileResultWords& r = results_[static_cast<std::size_t>(k / 2)];
+    return k % 2 == 0 ? r.out : r.ok;
+  }
+  bool valid_volatile(std::uint64_t off) const {
+    return off % 8 == 0 && (off & ~kOneFileVolatile) / 16 < static_cast<std::uint64_t>(max_);
+  }
+  // T2's load of thread i's ok word, its seq: aborts if a transaction after
+  // ours wrote it (as load_word).
+  std::uint64_t result_seq(int i) const {
+    const OneFileWord& w = results_[static_cast<std::size_t>(i)].ok;
+    const std::uint64_t s = w.seq.load(std::memory_order_acquire);
+    if (s > current_->seq) [[unlikely]] throw OneFileAbort{};
+    return s;
+  }
+  void push_result(Tx& tx, std::uint64_t off, std::uint64_t v) {
+    if (tx.ws.size() == entries_) throw std::length_error("OneFile: write set full");
+    tx.ws.emplace_back(off, v);
+  }
   static std::uint64_t round16(std::size_t n) { return (static_cast<std::uint64_t>(n) + 15) & ~std::uint64_t{15}; }
   OneFileRegion* header() const { return reinterpret_cast<OneFileRegion*>(vbase_); }
   Tx& current(const void* v) const {
@@ -534,8 +766,12 @@ class OneFile {
       const std::uint64_t off = e[i].off.load(std::memory_order_acquire);
       const std::uint64_t val = e[i].val.load(std::memory_order_acquire);
       if (root_->cur_tx.load(std::memory_order_acquire) != c) return;
-      if (off % 8 != 0 || off + 8 > bytes_) throw std::runtime_error("OneFile: corrupt log entry");
-      OneFileWord& w = word(off);
+      // A DRAM result word (OneFile-WF): applied like any word, never
+      // written back.
+      const bool dram = (off & kOneFileVolatile) != 0;
+      if (dram ? !valid_volatile(off) : (off % 8 != 0 || off + 8 > bytes_))
+        throw std::runtime_error("OneFile: corrupt log entry");
+      OneFileWord& w = dram ? volatile_word(off) : word(off);
       // H3. Only an older word: a newer seq means s (or a later
       // transaction) already wrote it.
       for (;;) {
@@ -545,10 +781,11 @@ class OneFile {
         if (sync::dwcas(reinterpret_cast<OneFilePair*>(&w), OneFilePair{lval, lseq}, OneFilePair{val, s})) {
           // CRASH: a written-back line may tear between val and seq:
           // recovery rewrites the whole pair from the log.
-          persist::declare_store(&w, sizeof w);
+          if (!dram) persist::declare_store(&w, sizeof w);
           break;
         }
       }
+      if (dram) continue;
       const void* line = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(&w) & ~std::uintptr_t{63});
       if (lines.empty() || lines.back() != line) lines.push_back(line);
     }
@@ -575,6 +812,9 @@ class OneFile {
   std::vector<sync::CachePadded<Tx>> txs_;
   std::atomic<std::uint64_t> durable_seq_{0};
   std::atomic<std::uint64_t> aborts_{0};
+  std::unique_ptr<OneFileAnnounce[]> announce_;   // OneFile-WF, per thread
+  std::unique_ptr<OneFileResultWords[]> results_;  // OneFile-WF, per thread
+  std::atomic<std::uint64_t> commits_{0}, ops_{0}, helped_{0}, max_attempts_{0};
   static inline thread_local Tx* current_ = nullptr;
 };
 
@@ -595,6 +835,9 @@ inline void onefile_recover_root(pmem::Pool&, OneFileRoot* r, const std::functio
       OneFileLogEntry* e = onefile_entries(log);
       for (std::uint64_t i = 0; i < n; ++i) {
         const std::uint64_t off = e[i].off.load(std::memory_order_relaxed);
+        // CRASH: a DRAM result word of the crashed run (OneFile-WF): its
+        // threads are gone.
+        if ((off & kOneFileVolatile) != 0) continue;
         if (off % 8 != 0 || off + 8 > r->region_bytes) throw std::runtime_error("OneFile: corrupt log entry");
         OneFileWord& w = r->words[off / 8];
         // CRASH: a crash here leaves some pairs rewritten: the next
@@ -680,35 +923,66 @@ class OneFileStorage {
 // A OneFile region holding one sequential object: the onefile-* technique.
 // One instance of the object serves every thread (its loads and stores are
 // the calling thread's transaction's).
-template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults>
+template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults,
+          OneFileProgress P = OneFileProgress::kLockFree>
 class OneFileObject {
  public:
   using Object = Seq<kNoFaults, OneFileStorage<Faults>>;
   OneFileObject(pmem::Pool& pool, std::string_view name, const SeqParams& p, std::size_t region_bytes)
       : max_(p.max_threads), ptm_(pool, name, OneFileParams{p.max_threads, region_bytes}) {
     // Creating or attaching is a transaction of its own: a crash inside
-    // creation leaves curTx on the state without the object.
+    // creation leaves curTx on the state without the object. (Alone, before
+    // any thread runs: an LF transaction under either progress.)
     ptm_.transaction(0, [&] { obj_.emplace(ptm_, name, p); });
   }
-  // As RomulusObject::apply. Durable on return.
+  // As RomulusObject::apply. Durable on return. OneFile-LF: one
+  // transaction, retried until it commits. OneFile-WF: announced and run by
+  // whichever aggregated transaction commits first (a read of a
+  // kReadOnlyRemove object first tries read-only transactions).
   bool apply(int tid, bool insert, std::int64_t arg, std::int64_t* out) {
     check_tid(tid, max_, "OneFileObject");
     bool r = false;
-    ptm_.transaction(tid, [&] { r = obj_->apply(tid, insert, arg, out); });
-    return r;
+    if constexpr (P == OneFileProgress::kLockFree) {
+      ptm_.transaction(tid, [&] { r = obj_->apply(tid, insert, arg, out); });
+      return r;
+    } else {
+      if constexpr (requires { Object::kReadOnlyRemove; }) {
+        if (!insert && ptm_.read(tid, [&] { r = obj_->apply(tid, false, arg, out); })) return r;
+      }
+      const OneFileResult res = ptm_.update(tid, OneFileOp{insert, arg}, [&](int i, const OneFileOp& o, std::int64_t* o_out) {
+        return obj_->apply(i, o.insert, o.arg, o_out);
+      });
+      // A refused insert or an empty remove leaves *out untouched, as the
+      // object's own apply does.
+      if (res.ok) *out = res.out;
+      return res.ok;
+    }
   }
+  // A read-only transaction (never announced: tests and the crash checker
+  // observe a quiescent object).
   std::vector<std::int64_t> snapshot(int tid = 0) {
     std::vector<std::int64_t> v;
     ptm_.transaction(tid, [&] { v = obj_->snapshot(); });
     return v;
   }
   OneFile<Faults>& ptm() { return ptm_; }
-  double combining_degree() const { return 1.0; }  // no combining: one transaction per operation
+  // OneFile-LF: no combining, one transaction per operation. OneFile-WF:
+  // operations per committed update transaction (an aggregated transaction
+  // runs every pending announced one).
+  double combining_degree() const {
+    if constexpr (P == OneFileProgress::kLockFree) return 1.0;
+    const std::uint64_t c = ptm_.wf_commits();
+    return c == 0 ? 1.0 : static_cast<double>(ptm_.wf_ops()) / static_cast<double>(c);
+  }
 
  private:
   int max_;
   OneFile<Faults> ptm_;
   std::optional<Object> obj_;
 };
+
+// OneFile-WF with a sequential object: the onefile-wf-* technique.
+template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults>
+using OneFileWFObject = OneFileObject<Seq, Faults, OneFileProgress::kWaitFree>;
 
 }  // namespace ferrite::baselines
