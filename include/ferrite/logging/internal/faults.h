@@ -28,6 +28,10 @@ enum Fault : unsigned {
   // section can acquire from one a crash undoes — and HOPS+ keeps no
   // software history to undo it with (Figure 1: {FLAG=1, DATA=0}).
   kOpenNesting = 1u << 4,
+  // A helper (a thread pruning another thread's log: make_room / drain)
+  // only orders its prune (as the owner does) instead of making it durable
+  // before the owner may reuse the pruned slots (Logger::prune_durable).
+  kNoHelperPruneDurable = 1u << 5,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
