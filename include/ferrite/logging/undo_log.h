@@ -1107,7 +1107,7 @@ class Logger {
   }
   // A helper's prune is durable before the owner may reuse its slots: the
   // owner's ordering of its own prune before its next entry (order_prune)
-  // orders only the owner's stores.
+  // orders only the owner's stores. (Also the durable point of abort_region.)
   void prune_durable() {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86: persist::psync(); break;
@@ -1139,7 +1139,26 @@ class Logger {
     // ORDER: the head before any later entry that reuses a slot of it.
     // PERSIST: pruned on the owner's behalf (helping), the head and the
     // invalidations are durable before `pruned` lets the owner reuse a
-    // slot: the owner's next entry is another thread's store.
+    // slot: the owner's next entry is another thread's store. What must not
+    // happen is an image with the region's end entry gone (overwritten by
+    // the owner's entry for a later lap) while its other entries are still
+    // live (their invalidation not persisted): recovery would undo a
+    // completed region. x86 and HOPS do not need this call for that: the
+    // owner writes the slots in order, each entry ordered before the next
+    // (publish_fence; ofence), so its entry in the end slot persists only
+    // after its entries in the region's other slots; and an owner's store
+    // to a line persists with or after the helper's store to that line (a
+    // line's write-back under x86; HOPS's cross-thread rule), which is
+    // after the helper's earlier invalidations (order_prune). Campaign
+    // TableTwoCrashSmallLog.HelpedPrunesStayConsistentWithoutTheHelpers-
+    // DurabilityFence runs the variant without it (kNoHelperPruneDurable)
+    // clean under x86, abstract and hops. Under strand it is needed: the
+    // owner's entries are on separate strands, ordered after the helper's
+    // stores only per word (SPA) — a torn entry in the end slot whose meta
+    // word did not persist hides the end entry while the region's other
+    // slots still hold its live entries (no campaign reaches that image;
+    // docs/logging.md). Kept under every model: one durable fence per
+    // region a helper prunes (make_room / drain only).
     if (helping && (opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
     else order_prune();
     if (internal::stop_commit_after_step == 3) return;
