@@ -121,6 +121,13 @@
 // live dependent still sees its dependency's release entry); in 5, a kept
 // region below an advanced head is pruned, one above is kept again.
 // Relies only on the pool's contents.
+//
+// A full log inside a region (append): one slot of each ring is kept for an
+// open region's end entry; out of room, the thread waits as make_room does
+// (bounded), then rolls the open region back in place the way recovery
+// would (old values durable, then its entries invalidated newest first,
+// each durable), takes its slots back, unlocks every lock it holds, and
+// throws LogFull — unless the region handed a lock over (docs/logging.md).
 #pragma once
 
 #include <algorithm>
@@ -727,8 +734,8 @@ class Logger {
   // log fills with deferred regions. Call with no lock held, before a
   // region: prunes what can be pruned — this thread's deferred regions and,
   // helping, any other thread's whose dependencies are pruned — and yields
-  // until `entries` are free (bounded: past it, a full log throws in append
-  // as before). The dependency graph is acyclic (a dependency is a release
+  // until `entries` are free (bounded: past it, a full log inside a region
+  // rolls the region back and throws LogFull, append / abort_region). The dependency graph is acyclic (a dependency is a release
   // that happened before the acquire, and a section of the workloads here
   // acquires all its locks before it releases any — a section that
   // acquired after an early release could close a cycle with another
