@@ -124,15 +124,129 @@ TEST(UndoLog, CommittedRegionsLeaveNoLiveEntriesAndTheRingWrapsAround) {
   EXPECT_EQ(c->x, 7u);
 }
 
-TEST(UndoLog, ARegionLargerThanTheRingIsRefused) {
+// A transaction larger than the ring: the store that finds no room (one
+// slot stays free for the end entry) throws LogFull after the region is
+// rolled back in place — x holds its value from before the transaction,
+// no entry is live, the head did not move — and the next transaction runs
+// in the slots it gave back.
+TEST(UndoLog, ARegionLargerThanTheRingIsRolledBackAndReported) {
   ferrite::test::TempPool pool("lg-full", kPoolSize);
   Cells* c = pool->create_root<Cells>("cells");
   fl::LoggerOptions o;
   o.capacity = 4;
   fl::Logger lg(*pool, &c->log, 1, o);
   lg.txn_begin(0);
-  for (int i = 0; i < 3; ++i) lg.write(0, &c->x, static_cast<std::uint64_t>(i));
-  EXPECT_THROW(lg.write(0, &c->x, std::uint64_t{9}), std::length_error);
+  lg.write(0, &c->x, std::uint64_t{1});
+  lg.txn_end(0);
+  lg.txn_begin(0);
+  lg.write(0, &c->x, std::uint64_t{2});
+  lg.write(0, &c->flag, std::uint64_t{3});
+  EXPECT_THROW(lg.write(0, &c->data, std::uint64_t{9}), fl::LogFull);
+  EXPECT_EQ(c->x, 1u);
+  EXPECT_EQ(c->flag, 0u);
+  EXPECT_EQ(c->data, 0u);
+  EXPECT_FALSE(lg.in_region(0));
+  EXPECT_TRUE(lg.rolled_back(0));
+  EXPECT_EQ(lg.room(0), 4u);
+  const fl::ThreadLog* log = c->log.logs[0];
+  EXPECT_EQ(log->head, 3u);
+  for (std::uint64_t slot = 0; slot < log->capacity; ++slot)
+    EXPECT_FALSE(fl::detail::live(log->entries[slot], slot, log->head, log->capacity)) << "slot " << slot;
+  lg.txn_begin(0);
+  EXPECT_FALSE(lg.rolled_back(0));
+  lg.write(0, &c->x, std::uint64_t{5});
+  lg.txn_end(0);
+  EXPECT_EQ(c->x, 5u);
+}
+
+// A section that overflows a tiny log, in each language, through
+// logging::Region (the workloads' way in): LogFull reaches the caller with
+// the section undone and its locks released — a second thread takes both
+// locks at once and runs its own section; the Region's end does nothing.
+// Before, append threw with the locks held: the second thread blocked
+// forever in acquire and the section stayed half applied.
+TEST(UndoLog, ASectionThatOverflowsTheLogIsUndoneAndReleasesItsLocks) {
+  for (auto lang : {fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr}) {
+    SCOPED_TRACE(fl::language_name(lang));
+    ferrite::test::TempPool pool("lg-full-section", kPoolSize);
+    Cells* c = pool->create_root<Cells>("cells");
+    fl::LoggerOptions o;
+    o.language = lang;
+    o.capacity = 8;
+    fl::Logger lg(*pool, &c->log, 2, o);
+    fl::Lock a, b;
+    {
+      fl::Region r(lg, 0, {&a, &b});
+      lg.write(0, &c->x, std::uint64_t{7});
+      r.end();
+    }
+    bool thrown = false;
+    try {
+      fl::Region r(lg, 0, {&a, &b});
+      for (std::uint64_t i = 0; i < 16; ++i) lg.write(0, (i & 1) != 0 ? &c->flag : &c->data, 100 + i);
+      r.end();
+    } catch (const fl::LogFull&) {
+      thrown = true;
+    }
+    ASSERT_TRUE(thrown);
+    EXPECT_EQ(c->x, 7u);
+    EXPECT_EQ(c->flag, 0u);
+    EXPECT_EQ(c->data, 0u);
+    EXPECT_FALSE(lg.in_region(0));
+    std::atomic<bool> ran{false};
+    std::thread other([&] {
+      fl::Region r(lg, 1, {&a, &b});
+      lg.write(1, &c->x, std::uint64_t{8});
+      r.end();
+      ran = true;
+    });
+    other.join();  // hangs (the test times out) if a lock was left held
+    EXPECT_TRUE(ran.load());
+    EXPECT_EQ(c->x, 8u);
+    // The thread that met the full log goes on.
+    {
+      fl::Region r(lg, 0, {&a});
+      lg.write(0, &c->flag, std::uint64_t{9});
+      r.end();
+    }
+    EXPECT_EQ(c->flag, 9u);
+    lg.drain(0);
+    lg.drain(1);
+  }
+}
+
+// The same overflow in a child that then crashes: recovery finds no live
+// entry of the rolled-back section (its invalidations were durable) and
+// keeps the completed sections before and after it.
+TEST(UndoLog, ARolledBackSectionStaysRolledBackAfterACrash) {
+  ferrite::test::TempPath path("lg-full-crash");
+  crash_in_child(path, [](pm::Pool& pool, Cells* c) {
+    fl::LoggerOptions o;
+    o.language = fl::Language::kAtlas;
+    o.capacity = 8;
+    auto* lg = leak_logger(pool, c, 1, o);
+    static fl::Lock a;
+    {
+      fl::Region r(*lg, 0, a);
+      lg->write(0, &c->x, std::uint64_t{7});
+      r.end();
+    }
+    try {
+      fl::Region r(*lg, 0, a);
+      for (std::uint64_t i = 0; i < 16; ++i) lg->write(0, &c->data, 100 + i);
+    } catch (const fl::LogFull&) {
+    }
+    fl::Region r(*lg, 0, a);
+    lg->write(0, &c->flag, std::uint64_t{9});
+    r.end();
+  });
+  auto pool = pm::Pool::open(path);
+  Cells* c = pool->root<Cells>("cells");
+  EXPECT_EQ(c->x, 7u);
+  EXPECT_EQ(c->data, 0u);
+  EXPECT_EQ(c->flag, 9u);
+  EXPECT_EQ(Cells::last.regions_undone, 0u);
+  EXPECT_EQ(Cells::last.stores_rolled_back, 0u);
 }
 
 // Fig. 6(a): 1 commit marker durable, 2 entries invalidated but the end

@@ -121,6 +121,13 @@
 // live dependent still sees its dependency's release entry); in 5, a kept
 // region below an advanced head is pruned, one above is kept again.
 // Relies only on the pool's contents.
+//
+// A full log inside a region (append): one slot of each ring is kept for an
+// open region's end entry; out of room, the thread waits as make_room does
+// (bounded), then rolls the open region back in place the way recovery
+// would (old values durable, then its entries invalidated newest first,
+// each durable), takes its slots back, unlocks every lock it holds, and
+// throws LogFull — unless the region handed a lock over (docs/logging.md).
 #pragma once
 
 #include <algorithm>
@@ -456,6 +463,20 @@ class Lock {
 
 // -------------------------------------------------------------- the logger
 
+// A full log inside a failure-atomic region (Logger::append, after waiting
+// for room): the region was rolled back in place and durably (its entries
+// invalidated, its slots free again), and every lock the thread held was
+// released — the section never happened, for this run and for recovery.
+// The thread may retry (with fewer stores per region, or after other
+// threads pruned). Not thrown for a region that already handed a lock over
+// (an early release under ATLAS, a release inside a transaction): another
+// thread may have read its stores, so it cannot be undone alone; that case
+// throws a plain std::length_error and leaves the region open (docs/logging.md).
+class LogFull : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
+
 struct LoggerOptions {
   Language language = Language::kTxn;
   Instrumentation instrumentation = Instrumentation::kX86;
@@ -512,6 +533,7 @@ class Logger {
   void txn_begin(int tid) {
     State& s = st(tid);
     if (s.in_region) throw std::logic_error("logging: nested txn_begin");
+    s.rolled_back = false;
     begin_region(s, EntryType::kBegin, 0, nullptr);
   }
   void txn_end(int tid) {
@@ -533,11 +555,16 @@ class Logger {
       s.held.erase(h);
     } else {
       l.take();
+      s.locked.push_back({&l, kPending});
     }
+    if (s.depth == 0 && !s.in_region) s.rolled_back = false;
     // ORDER: Lamport clock across release -> acquire (invariant I2).
     s.clock = std::max(s.clock, l.last_.clock);
     ++s.depth;
-    if (opt_.language == Language::kTxn) return;
+    if (opt_.language == Language::kTxn) {
+      mark_acquired(s, l);
+      return;
+    }
     if (opt_.language == Language::kSfr && s.in_region) end_region(tid, s, EntryType::kEnd, 0);
     const bool history = opt_.instrumentation != Instrumentation::kHopsPlus &&
                          (opt_.faults & internal::kNoSyncHistory) == 0 && l.last_.tid_plus_1 != 0;
@@ -550,6 +577,7 @@ class Logger {
       order_entry(e);
     }
     if (history && dep.tid_plus_1 != static_cast<std::uint64_t>(tid) + 1) s.deps.push_back(dep);
+    mark_acquired(s, l);
   }
   void release(int tid, Lock& l) {
     State& s = st(tid);
@@ -557,6 +585,8 @@ class Logger {
     --s.depth;
     if (opt_.language == Language::kTxn) {
       l.last_ = {static_cast<std::uint64_t>(tid) + 1, 0, ++s.clock};
+      if (s.in_region) s.handed_over = true;  // a transaction's store may be read now
+      unlocked(s, l);
       l.give();
       return;
     }
@@ -582,17 +612,23 @@ class Logger {
       s.held.push_back(&l);
       return;
     }
+    if (!ends) s.handed_over = true;  // another thread may read the section's stores now
     if (!s.held.empty()) {
       // ORDER: the outermost section ended (its end entry is durable,
       // end_region): every hand-off is announced (the hops+ model's lock
       // history) before any of the section's locks is free, then they are
       // freed.
       for (Lock* h : s.held) persist::note_releasing(h);
+      unlocked(s, l);
       l.give();
-      for (Lock* h : s.held) h->unlock_only();
+      for (Lock* h : s.held) {
+        unlocked(s, *h);
+        h->unlock_only();
+      }
       s.held.clear();
       return;
     }
+    unlocked(s, l);
     l.give();
   }
 
@@ -698,8 +734,8 @@ class Logger {
   // log fills with deferred regions. Call with no lock held, before a
   // region: prunes what can be pruned — this thread's deferred regions and,
   // helping, any other thread's whose dependencies are pruned — and yields
-  // until `entries` are free (bounded: past it, a full log throws in append
-  // as before). The dependency graph is acyclic (a dependency is a release
+  // until `entries` are free (bounded: past it, a full log inside a region
+  // rolls the region back and throws LogFull, append / abort_region). The dependency graph is acyclic (a dependency is a release
   // that happened before the acquire, and a section of the workloads here
   // acquires all its locks before it releases any — a section that
   // acquired after an early release could close a cycle with another
@@ -724,6 +760,10 @@ class Logger {
     return static_cast<std::size_t>(s.log->capacity - (s.tail - s.pruned.load(std::memory_order_acquire)));
   }
   bool in_region(int tid) { return st(tid).in_region; }
+  // The thread's last region was rolled back by a full log (LogFull) and
+  // its locks released; no region or lock was taken since. Region and
+  // Group end nothing then.
+  bool rolled_back(int tid) { return st(tid).rolled_back; }
   // Regions pruned by a thread other than their owner (make_room's help).
   std::uint64_t helped_prunes() const { return helped_.load(std::memory_order_relaxed); }
 
@@ -764,6 +804,15 @@ class Logger {
     // HOPS+ closed nesting: locks released inside the open outermost
     // section, still locked until it ends (release).
     std::vector<Lock*> held;
+    // Every lock the thread has locked (take), with the region its acquire
+    // belongs to (kPending while the acquire runs, kNoRegion outside a
+    // region): a full log releases them all (abort_region).
+    std::vector<std::pair<Lock*, std::uint64_t>> locked;
+    bool handed_over = false;   // the open region released a lock to others
+    bool poisoned = false;      // a region that handed a lock over met a full log
+    bool rolled_back = false;   // rolled_back()
+    bool ended_one = false;     // last_end is set
+    std::uint64_t last_end = 0;  // seq of the last region-ending entry
     // Guards `done`, log->head and the entries of the regions in `done`
     // once complete (the owner and helpers prune under it).
     std::mutex mu;
@@ -793,18 +842,118 @@ class Logger {
   void implicit_begin(State& s) {
     if (s.in_region) return;
     if (opt_.language != Language::kSfr) throw std::logic_error("logging: store outside a failure-atomic region");
+    s.rolled_back = false;
     begin_region(s, EntryType::kBegin, 0, nullptr);
+  }
+
+  static constexpr std::uint64_t kPending = ~std::uint64_t{0};
+  static constexpr std::uint64_t kNoRegion = ~std::uint64_t{0} - 1;
+  int tid_of(const State& s) const { return static_cast<int>(&s - state_.get()); }
+  // The acquire of `l` is logged (or needs no entry): it belongs to the
+  // open region, if any.
+  void mark_acquired(State& s, Lock& l) {
+    for (auto& [lk, region] : s.locked)
+      if (lk == &l) region = s.in_region ? s.region : kNoRegion;
+  }
+  void unlocked(State& s, Lock& l) {
+    for (auto it = s.locked.begin(); it != s.locked.end(); ++it)
+      if (it->first == &l) {
+        s.locked.erase(it);
+        return;
+      }
+  }
+
+  // The log has no room for an entry of `need` slots (append). Waits for
+  // room as make_room does (bounded: other threads may wait for a lock this
+  // thread holds), then, still full, rolls the open region back and
+  // releases the thread's locks (LogFull) — unless the region handed a lock
+  // over, which only its end may make visible consistently (length_error,
+  // the region stays open and can no longer end).
+  [[noreturn]] void overflow_fail(State& s, std::uint64_t cap) {
+    if (s.handed_over) {
+      s.poisoned = true;
+      throw std::length_error("logging: undo log full (" + std::to_string(cap) +
+                              " entries) in a region that already released a lock to other threads: it cannot be "
+                              "rolled back alone");
+    }
+    abort_region(tid_of(s), s);
+    throw LogFull("logging: undo log full (" + std::to_string(cap) +
+                  " entries; a region larger than the log, or regions deferred behind a thread that does not run): "
+                  "the region was rolled back and its locks released");
+  }
+  void overflow(State& s, std::uint64_t need) {
+    const int tid = tid_of(s);
+    const std::uint64_t cap = s.log->capacity;
+    prune_until(tid, static_cast<std::size_t>(need));
+    if (s.tail - s.pruned.load(std::memory_order_acquire) + need > cap) overflow_fail(s, cap);
+  }
+
+  // Rolls the open region back during the run (LogFull) the way recovery
+  // would (Fig. 6(b) steps 3 and 4, for one region), gives its slots back
+  // and unlocks every lock the thread holds. No other thread read the
+  // region's stores (it handed no lock over), so undoing it alone is
+  // consistent; its blocks allocated are unreachable (pool recovery frees
+  // them), its retired blocks stay linked.
+  void abort_region(int tid, State& s) {
+    const std::uint64_t cap = s.log->capacity;
+    const std::uint64_t region = s.in_region ? s.region : kNoRegion;
+    if (s.in_region) {
+      for (std::uint64_t q = s.tail; q-- > s.region;) {
+        LogEntry& e = s.log->entries[q % cap];
+        if (detail::type_of(e) != EntryType::kStore) continue;
+        void* dst = reinterpret_cast<void*>(e.addr);
+        persist::store_bytes(dst, e.value, detail::size_of(e));
+        if (writes_back()) persist::pwb(dst, detail::size_of(e));
+      }
+      // PERSIST: the old values are durable before any entry describing
+      // them is invalidated (as recovery's step 3 before step 4).
+      prune_durable();
+      for (std::uint64_t q = s.tail; q-- > s.region;) {
+        LogEntry* e = &s.log->entries[q % cap];
+        persist::store(&e->meta, std::uint64_t{0});
+        if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);
+        // CRASH: newest first, each durable before the next: a crash here
+        // leaves the region's older entries live and incomplete, whose
+        // rollback by recovery writes the old values again (idempotent).
+        prune_durable();
+      }
+      // The region's seqs are reused: its entries are durably invalid, and
+      // nothing outside the thread names them (it handed no lock over).
+      s.tail = s.region;
+      s.in_region = false;
+      s.deps.clear();
+      s.frees.clear();
+      s.logged.clear();
+    }
+    // Unlock newest first. A lock taken in an earlier region (SFR: the
+    // region ended at the acquire) may guard stores of that region: its next
+    // acquirer depends on the thread's last region end, as after a logged
+    // release. A lock taken in the rolled-back region keeps the release it
+    // was acquired from.
+    for (auto it = s.locked.rbegin(); it != s.locked.rend(); ++it) {
+      Lock* l = it->first;
+      if (opt_.language == Language::kSfr && it->second != region && it->second != kPending && s.ended_one)
+        l->last_ = {static_cast<std::uint64_t>(tid) + 1, s.last_end, s.last_clock};
+      l->give();
+    }
+    s.locked.clear();
+    s.held.clear();
+    s.depth = 0;
+    s.group = nullptr;
+    s.handed_over = false;
+    s.rolled_back = true;
   }
 
   LogEntry* append(State& s, EntryType type, std::uint64_t addr, const void* value, std::size_t size,
                    bool commit) {
     const std::uint64_t cap = s.log->capacity;
+    // One slot stays free for an open region's end entry (commit): a
+    // region that got its entries can always end, and a full log is met
+    // at an entry the region can be rolled back from (overflow).
+    const std::uint64_t need = commit ? 1 : 2;
     // ORDER: acquire pairs with the release in prune(): a helper's
     // invalidations of a reused slot happen before this entry's store.
-    if (s.tail - s.pruned.load(std::memory_order_acquire) >= cap) {
-      throw std::length_error("logging: undo log full (" + std::to_string(cap) +
-                              " entries; a dependency cycle or a region larger than the log)");
-    }
+    if (s.tail - s.pruned.load(std::memory_order_acquire) + need > cap) overflow(s, need);
     LogEntry v{};
     v.seq = s.tail++;
     v.region = s.in_region ? s.region : v.seq;
@@ -877,6 +1026,7 @@ class Logger {
     LogEntry* e = append(s, type, addr, dep, dep != nullptr ? sizeof *dep : 0, false);
     s.in_region = true;
     s.region = e->seq;
+    s.handed_over = false;
     s.deps.clear();
     s.logged.clear();
     order_entry(e);
@@ -885,10 +1035,13 @@ class Logger {
   // Writes the region's end entry with the commit marker (Fig. 6(a) step
   // 2), durable; then prunes it or defers it. Returns the entry's seq.
   std::uint64_t end_region(int tid, State& s, EntryType type, std::uint64_t addr) {
+    if (s.poisoned) throw std::logic_error("logging: a region that met a full log after handing a lock over cannot end");
     pre_end(s);
     LogEntry* e = append(s, type, addr, nullptr, 0, true);
     const std::uint64_t seq = e->seq;
     s.last_clock = e->clock;
+    s.last_end = seq;
+    s.ended_one = true;
     make_durable(e);
     // CRASH: from here the region is complete (I3): recovery keeps it
     // unless it depends on an undone one.
@@ -961,7 +1114,7 @@ class Logger {
   }
   // A helper's prune is durable before the owner may reuse its slots: the
   // owner's ordering of its own prune before its next entry (order_prune)
-  // orders only the owner's stores.
+  // orders only the owner's stores. (Also the durable point of abort_region.)
   void prune_durable() {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86: persist::psync(); break;
@@ -993,8 +1146,27 @@ class Logger {
     // ORDER: the head before any later entry that reuses a slot of it.
     // PERSIST: pruned on the owner's behalf (helping), the head and the
     // invalidations are durable before `pruned` lets the owner reuse a
-    // slot: the owner's next entry is another thread's store.
-    if (helping) prune_durable();
+    // slot: the owner's next entry is another thread's store. What must not
+    // happen is an image with the region's end entry gone (overwritten by
+    // the owner's entry for a later lap) while its other entries are still
+    // live (their invalidation not persisted): recovery would undo a
+    // completed region. x86 and HOPS do not need this call for that: the
+    // owner writes the slots in order, each entry ordered before the next
+    // (publish_fence; ofence), so its entry in the end slot persists only
+    // after its entries in the region's other slots; and an owner's store
+    // to a line persists with or after the helper's store to that line (a
+    // line's write-back under x86; HOPS's cross-thread rule), which is
+    // after the helper's earlier invalidations (order_prune). Campaign
+    // TableTwoCrashSmallLog.HelpedPrunesStayConsistentWithoutTheHelpers-
+    // DurabilityFence runs the variant without it (kNoHelperPruneDurable)
+    // clean under x86, abstract and hops. Under strand it is needed: the
+    // owner's entries are on separate strands, ordered after the helper's
+    // stores only per word (SPA) — a torn entry in the end slot whose meta
+    // word did not persist hides the end entry while the region's other
+    // slots still hold its live entries (no campaign reaches that image;
+    // docs/logging.md). Kept under every model: one durable fence per
+    // region a helper prunes (make_room / drain only).
+    if (helping && (opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
     else order_prune();
     if (internal::stop_commit_after_step == 3) return;
     s.pruned.store(d.end + 1, std::memory_order_release);

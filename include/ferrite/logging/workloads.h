@@ -85,12 +85,15 @@ class Region {
   void end() {
     if (done_) return;
     done_ = true;
+    // A full log rolled the region back and released its locks (LogFull).
+    if (lg_.rolled_back(tid_)) return;
     if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
     for (int i = n_ - 1; i >= 0; --i) lg_.release(tid_, *locks_[i]);
   }
   // On an exception (an allocation failed before any store) the region
-  // ends here; an exception from ending it is dropped (a full log: the
-  // region stays open and a crash would undo it).
+  // ends here; after LogFull it was rolled back and ends nothing. An
+  // exception from ending it is dropped (a full log in a region that
+  // handed a lock over: the region stays open and a crash would undo it).
   ~Region() {
     try {
       end();
@@ -135,6 +138,7 @@ class Group {
     if (done_) return;
     done_ = true;
     lg_.set_group(tid_, nullptr);
+    if (lg_.rolled_back(tid_)) return;  // LogFull: rolled back, locks released
     if (lg_.language() == Language::kTxn) lg_.txn_end(tid_);
     for (auto it = locks_.rbegin(); it != locks_.rend(); ++it) lg_.release(tid_, **it);
   }

@@ -1,5 +1,6 @@
 // ferrite/logging/internal/faults.h — the deliberately broken variants of
-// the logging library (not API: the crash tests must catch each one).
+// the logging library (not API: the crash tests must catch each one, but
+// for kNoHelperPruneDurable, below).
 #pragma once
 
 namespace ferrite::logging::internal {
@@ -28,6 +29,14 @@ enum Fault : unsigned {
   // section can acquire from one a crash undoes — and HOPS+ keeps no
   // software history to undo it with (Figure 1: {FLAG=1, DATA=0}).
   kOpenNesting = 1u << 4,
+  // A helper (a thread pruning another thread's log: make_room / drain)
+  // only orders its prune (as the owner does) instead of making it durable
+  // before the owner may reuse the pruned slots (Logger::prune_durable).
+  // The exception here: not a variant the tests catch. Under x86 and HOPS
+  // the fence is not needed (Logger::prune's PERSIST argument; a campaign
+  // runs this variant clean); under strand the argument needs it, but no
+  // campaign reaches the image that shows it (docs/logging.md).
+  kNoHelperPruneDurable = 1u << 5,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
