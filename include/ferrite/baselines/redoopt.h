@@ -30,21 +30,40 @@
 //   * curComb as the only commit record: its store and write-back are the
 //     commit; recovery has nothing to repair.
 //
-// A combined batch, by the combiner (flat combining, see "Deviations"):
-//   C1  read curComb = (s, i)
-//   C2  pick a replica j != i that no reader is on, preferring the one the
-//       fewest batches behind
-//   C3  bring j up to state s: apply the redo logs of batches (seq_j, s], or
-//       copy i's used lines to j (rebasing pointers, below)
-//   C4  run every announced operation on j; stores are interposed (their
-//       lines logged, pointer words marked)
+// Electing the combiner (RedoOptElection). kWaitFree, the paper's and the
+// RedoOpt of record: an updater announces its operation (a ticket and the
+// op in its slot), then, until the state curComb names holds its ticket,
+// runs C1–C7 itself: it takes a replica by a CAS on the replica's owner
+// word, applies every announced operation the state lacks (whoever
+// announced it) and commits by a CAS on curComb from the (s, i) it read. A
+// lost CAS means another batch committed first; the operation is applied by
+// the first committed batch that read its announcement, exactly once (the
+// replica's per-thread ticket says whether a state holds it), and the
+// announcer reads its result from curComb's replica. kLock: one combiner at
+// a time, elected by a try-lock with flat combining; the same C1–C8.
+//
+// A combined batch (an attempt, by a combiner):
+//   C1  read curComb = (s, i), as a reader of replica i (the copy source)
+//   C2  take a replica j != i by CAS on its owner word; check curComb is
+//       still (s, i) and no reader is on j; prefer the one the fewest
+//       batches behind
+//   C3  make curComb (s, i) durable if C7's psync of s may be under way
+//       (pwb + psync ourselves: the durable curComb may still name j); bring
+//       j up to state s: apply the redo logs of batches (seq_j, s], or copy
+//       i's used lines (rebasing pointers, below) and per-thread tickets
+//   C4  run every announced operation j lacks; stores are interposed
+//       (their lines logged, pointer words marked)
 //   C5  pwb every line of j changed in C3 or C4; pfence
-//   C6  keep C4's lines (position independent) as the redo log of s+1
-//   C7  curComb = (s+1, j); pwb(curComb); psync        (commit: durable here)
-//   C8  hand the announcers their results
+//   C6  keep C4's lines (position independent) and tickets as the redo log
+//       of s+1 (published after C7)
+//   C7  CAS curComb (s, i) -> (s+1, j); pwb(curComb); psync (commit:
+//       durable here). A lost CAS drops j's contents (invalid; copied anew).
+//   C8  the announcers read their results on curComb's replica (kLock: the
+//       combiner hands them over)
 // A read: announce "on replica k" for k = curComb's replica, check curComb
-// did not move (Dekker with C2), wait until curComb's batch is durable
-// (C7's psync done), run on k, leave.
+// did not move (Dekker with C2), make sure curComb's batch is durable
+// (kWaitFree: pwb + psync curComb ourselves if C7's psync may be under way;
+// kLock: wait for it), run on k, leave.
 //
 // Pointers. The replicas live at different addresses and the objects hold
 // raw pointers into their own replica (each replica has its own instance of
@@ -71,23 +90,30 @@
 // an update (the function given to update or transaction), on its replica.
 //
 // Invariants:
-//   * only the combiner (lock holder) stores to curComb and to any replica,
-//     and never to the replica curComb names;
-//   * a replica a reader is on is never picked (C2);
+//   * only a replica's owner stores to it; only the owner of j commits a
+//     curComb naming j, and never stores to the replica curComb names
+//     (C2's check after the ownership CAS);
+//   * a replica a reader (or a combiner copying from it) is on is never
+//     taken (C2);
 //   * durable curComb = (s, i) => replica i's used lines and bitmap are
 //     durable and hold state s;
-//   * the combiner releases the lock only after curComb is durable (C7), so
-//     the next one may overwrite the previous replica.
+//   * a replica is overwritten only once a curComb naming another one is
+//     durable (C3's ensure_durable; kLock: the lock is released after C7);
+//   * a state's per-thread ticket only grows along committed states: an
+//     announced operation is in every state after the first that holds it.
 //
-// Deviations from the paper (docs/baselines.md, "RedoOpt"): the combiner is
-// elected by a try-lock with flat combining (as RomulusLog's writers), not
-// by CX's wait-free race of combiners with a CAS on curComb and a strong
-// try reader-writer lock per replica: updates are blocking here, reads are
-// wait-free except for waiting one psync when curComb is not yet durable
-// (the reference writes curComb back itself instead). The log is kept per
+// Deviations from the paper (docs/baselines.md, "RedoOpt"): replicas are
+// taken by a CAS on an owner word, not CX's strong try reader-writer lock
+// (readers announce per thread and a combiner skips a replica with one);
+// a small pool of replicas (3), not 2N: with every other replica owned or
+// read an attempt finds none and retries, so the bound on attempts is not
+// proved here (the stress test reports the most seen). The log is kept per
 // cache line, not per word with an undo part (a failed batch marks its
-// replica invalid instead of undoing it); there is no timed back-off; the
-// allocator is the small one above. Not detectable, like RomulusLog.
+// replica invalid instead of undoing it); logs are kept in DRAM as shared
+// immutable records; the allocator is the small one above. Not detectable,
+// like RomulusLog. kWaitFree's update(fn) (a closure on the caller's
+// stack, which no other thread may run) is combined by its caller alone,
+// retried until its CAS wins: lock-free; the objects use update_op.
 #pragma once
 
 #include <algorithm>
