@@ -47,8 +47,8 @@
 //   C2  take a replica j != i by CAS on its owner word; check curComb is
 //       still (s, i) and no reader is on j; prefer the one the fewest
 //       batches behind
-//   C3  make curComb (s, i) durable if C7's psync of s may be under way
-//       (pwb + psync ourselves: the durable curComb may still name j); bring
+//   C3  wait until (s, i) is durable if C7's psync of s is under way (the
+//       durable curComb may still name j, ensure_durable()); bring
 //       j up to state s: apply the redo logs of batches (seq_j, s], or copy
 //       i's used lines (rebasing pointers, below) and per-thread tickets
 //   C4  run every announced operation j lacks; stores are interposed
@@ -61,9 +61,8 @@
 //   C8  the announcers read their results on curComb's replica (kLock: the
 //       combiner hands them over)
 // A read: announce "on replica k" for k = curComb's replica, check curComb
-// did not move (Dekker with C2), make sure curComb's batch is durable
-// (kWaitFree: pwb + psync curComb ourselves if C7's psync may be under way;
-// kLock: wait for it), run on k, leave.
+// did not move (Dekker with C2), wait until curComb's batch is durable
+// (C7's psync done), run on k, leave.
 //
 // Pointers. The replicas live at different addresses and the objects hold
 // raw pointers into their own replica (each replica has its own instance of
@@ -107,7 +106,9 @@
 // (readers announce per thread and a combiner skips a replica with one);
 // a small pool of replicas (3), not 2N: with every other replica owned or
 // read an attempt finds none and retries, so the bound on attempts is not
-// proved here (the stress test reports the most seen). The log is kept per
+// proved here (the stress test reports the most seen), and a combiner, reader or
+// announcer waits for the psync of the batch it builds on or returns
+// (ensure_durable(): one blocking step). The log is kept per
 // cache line, not per word with an undo part (a failed batch marks its
 // replica invalid instead of undoing it); logs are kept in DRAM as shared
 // immutable records; the allocator is the small one above. Not detectable,
@@ -599,23 +600,17 @@ class RedoOpt {
       if (root_->cur_comb.load(std::memory_order_seq_cst) == c) return c;
     }
   }
-  // State s (or a later one) is durable on return. kLock: wait for the
-  // combiner's C7 psync (it is under way). kWaitFree: write curComb back
-  // ourselves rather than wait for a combiner that may be stalled (as the
-  // reference does): its line holds (s, i) or later, and the replica it
-  // names was made durable before curComb named it (C5's pfence).
+  // State s (or a later one) is durable on return: wait for the C7 psync
+  // of the combiner that committed it (under way). Both elections: writing
+  // curComb back ourselves (pwb + psync, as the reference's readers do)
+  // would not do under the abstract model, where the committer's pwbs of
+  // its replica's lines are complete only at its own psync — the 2-3 thread
+  // campaigns caught it (x86 accepted it). This wait is kWaitFree's one
+  // blocking step.
   void ensure_durable(std::uint64_t s) {
+    std::uint32_t spins = 0;
     // ORDER: acquire pairs with C7's release.
-    if (durable_seq_.load(std::memory_order_acquire) >= s) return;
-    if constexpr (E == RedoOptElection::kLock) {
-      std::uint32_t spins = 0;
-      while (durable_seq_.load(std::memory_order_acquire) < s) backoff(spins);
-    } else {
-      // PERSIST: curComb (>= s) durable before we act on state s.
-      persist::pwb(&root_->cur_comb);
-      persist::psync();
-      raise_durable(s);
-    }
+    while (durable_seq_.load(std::memory_order_acquire) < s) backoff(spins);
   }
   void raise_durable(std::uint64_t s) {
     std::uint64_t d = durable_seq_.load(std::memory_order_relaxed);
