@@ -727,6 +727,11 @@ class RedoOpt {
     ensure_durable(s);
     // C3.
     catch_up(j, cur, s);
+    // Done reading replica cur: leave it now, so that a combiner stalled in
+    // C4 holds one replica (its own), not two (with three replicas the
+    // others could find none free until it resumes). ORDER: release, as
+    // Leave's.
+    reading_[static_cast<std::size_t>(slot)].value.store(0, std::memory_order_release);
     // C4.
     std::vector<MetaDelta> metas;
     try {
