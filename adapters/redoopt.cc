@@ -17,8 +17,13 @@ namespace op = ferrite::op;
 // Three replicas (RedoOptObject's default) of an eighth of the pool each,
 // in whole 64 KiB chunks — 256 KiB in the crash campaigns' 2 MiB pools,
 // 32 MiB in the bench's 256 MiB ones. A whole copy copies the used part.
-template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults>
-using RedoOpt = fa::SeqPtm<fb::RedoOptObject<S, F>, A, 8>;
+// The correct RedoOpt of record elects its combiners wait-free (the
+// paper's); the ablation "lock" elects one by a try-lock with flat
+// combining (the same code, RedoOptElection::kLock).
+template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults,
+          fb::RedoOptElection E = fb::RedoOptElection::kWaitFree>
+using RedoOpt = fa::SeqPtm<fb::RedoOptObject<S, F, E>, A, 8>;
+constexpr auto kLock = fb::RedoOptElection::kLock;
 
 constexpr auto kSt = op::Abstract::kStack;
 constexpr auto kQu = op::Abstract::kQueue;
@@ -29,6 +34,10 @@ using RedoOptFloat = RedoOpt<fb::SeqFloat, kFl>;
 using RedoOptStack = RedoOpt<fb::SeqStack, kSt>;
 using RedoOptQueue = RedoOpt<fb::SeqQueue, kQu>;
 using RedoOptHeap = RedoOpt<fb::SeqHeap, kPq>;
+using RedoOptLockFloat = RedoOpt<fb::SeqFloat, kFl, fb::kNoFaults, kLock>;
+using RedoOptLockStack = RedoOpt<fb::SeqStack, kSt, fb::kNoFaults, kLock>;
+using RedoOptLockQueue = RedoOpt<fb::SeqQueue, kQu, fb::kNoFaults, kLock>;
+using RedoOptLockHeap = RedoOpt<fb::SeqHeap, kPq, fb::kNoFaults, kLock>;
 using RedoOptFloatNoReplicaFence = RedoOpt<fb::SeqFloat, kFl, fb::kRedoOptNoReplicaFence>;
 using RedoOptStackNoReplicaFence = RedoOpt<fb::SeqStack, kSt, fb::kRedoOptNoReplicaFence>;
 using RedoOptQueueNoReplicaFence = RedoOpt<fb::SeqQueue, kQu, fb::kRedoOptNoReplicaFence>;
@@ -48,6 +57,14 @@ constexpr const char* kNoCommitSync = "no psync after curComb is written back (C
 fa::Registration reg(const char* technique, const char* description) {
   return fa::competitor("redoopt", technique, description);
 }
+// The lock-elected ablation: bench name <technique>-lock, crash variant
+// correct-lock.
+fa::Registration lock(const char* technique, const char* description) {
+  auto r = fa::competitor("redoopt", technique, description);
+  r.variant = "lock";
+  r.ablation = true;
+  return r;
+}
 fa::Registration broken(const char* technique, const char* variant, const char* description) {
   return fa::broken_competitor("redoopt", technique, variant, description);
 }
@@ -55,13 +72,21 @@ fa::Registration broken(const char* technique, const char* variant, const char* 
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(RedoOptFloat, [] {
-  auto r = reg("redoopt-float", "RedoOpt PUC (replicas updated by redo logs, curComb commit) + float");
+  auto r = reg("redoopt-float", "RedoOpt PUC (wait-free combiners, replicas updated by redo logs, curComb commit) + float");
   r.pool_size = std::size_t{16} << 20;
   return r;
 }());
 FERRITE_REGISTER_ADAPTER(RedoOptStack, reg("redoopt-stack", "RedoOpt PUC + sequential stack"));
 FERRITE_REGISTER_ADAPTER(RedoOptQueue, reg("redoopt-queue", "RedoOpt PUC + sequential queue"));
 FERRITE_REGISTER_ADAPTER(RedoOptHeap, reg("redoopt-heap", "RedoOpt PUC + sequential bounded heap"));
+FERRITE_REGISTER_ADAPTER(RedoOptLockFloat, [] {
+  auto r = lock("redoopt-float", "RedoOpt PUC + float, combiner elected by a lock (flat combining)");
+  r.pool_size = std::size_t{16} << 20;
+  return r;
+}());
+FERRITE_REGISTER_ADAPTER(RedoOptLockStack, lock("redoopt-stack", "RedoOpt PUC + stack, combiner elected by a lock"));
+FERRITE_REGISTER_ADAPTER(RedoOptLockQueue, lock("redoopt-queue", "RedoOpt PUC + queue, combiner elected by a lock"));
+FERRITE_REGISTER_ADAPTER(RedoOptLockHeap, lock("redoopt-heap", "RedoOpt PUC + heap, combiner elected by a lock"));
 FERRITE_REGISTER_ADAPTER(RedoOptFloatNoReplicaFence, broken("redoopt-float", "no-replica-fence", kNoReplicaFence));
 FERRITE_REGISTER_ADAPTER(RedoOptStackNoReplicaFence, broken("redoopt-stack", "no-replica-fence", kNoReplicaFence));
 FERRITE_REGISTER_ADAPTER(RedoOptQueueNoReplicaFence, broken("redoopt-queue", "no-replica-fence", kNoReplicaFence));

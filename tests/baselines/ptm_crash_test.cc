@@ -35,8 +35,8 @@ namespace {
 
 constexpr std::size_t kPool = std::size_t{2} << 20;
 
-cr::CampaignResult clean(const char* structure, const cr::CampaignConfig& cfg) {
-  auto r = cr::run_campaign(subject(structure, "correct"), cfg);
+cr::CampaignResult clean(const char* structure, const cr::CampaignConfig& cfg, const char* variant = "correct") {
+  auto r = cr::run_campaign(subject(structure, variant), cfg);
   EXPECT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.violations, 0u) << structure << " threads " << cfg.threads << " seed " << cfg.seed << describe(r);
   // An inconclusive image is never a pass.
@@ -193,6 +193,43 @@ INSTANTIATE_TEST_SUITE_P(OneFileWF, PtmCrashMT,
                                                               "onefile-wf-queue", "onefile-wf-heap"),
                                             ::testing::Values(2, 3), ::testing::Values("abstract", "x86")),
                          mt_name);
+
+// RedoOpt's lock-elected ablation (redoopt-*-lock, crash variant
+// correct-lock): every crash point of a single-thread run and sampled
+// crashes of 2 threads, both models.
+class RedoOptLockCrash : public ::testing::TestWithParam<const char*> {};
+TEST_P(RedoOptLockCrash, SurvivesEveryCrashPointOfASingleThreadRun) {
+  for (const auto& model : cr::writeback_model_names()) {
+    cr::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.ops = scaled(150, 20);
+    cfg.images = 4;
+    cfg.seed = 23;
+    cfg.pool_size = kPool;
+    auto r = clean(GetParam(), cfg, "correct-lock");
+    EXPECT_EQ(r.crash_points, r.verbs + 1);
+    report(GetParam(), "lock, 1 thread", model, r, r.seconds);
+  }
+}
+TEST_P(RedoOptLockCrash, SurvivesSampledCrashesOfTwoThreadRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  for (const auto& model : cr::writeback_model_names()) {
+    cr::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.threads = 2;
+    cfg.ops = scaled(600, 60);
+    cfg.images = 8;
+    cfg.crash_points = scaled(300, 20);
+    cfg.seed = 2700;
+    cfg.pool_size = kPool;
+    auto r = clean(GetParam(), cfg, "correct-lock");
+    EXPECT_GT(r.images_checked, 0u);
+    report(GetParam(), "lock, 2 threads", model, r, r.seconds);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(RedoOpt, RedoOptLockCrash,
+                         ::testing::Values("redoopt-float", "redoopt-stack", "redoopt-queue", "redoopt-heap"),
+                         [](const auto& i) { return name_of(i.param); });
 
 // Crashes inside pool and structure creation (the PTM's blocks and root,
 // then the object's creation transaction / batch): every image opens as no

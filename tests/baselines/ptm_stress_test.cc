@@ -42,8 +42,8 @@ void quiescent(fb::RomulusObject<S>& o) {
   EXPECT_EQ(o.ptm().state(), fb::RomulusRoot::kIdle);
   EXPECT_TRUE(o.ptm().copies_agree());
 }
-template <template <unsigned, class> class S>
-void quiescent(fb::RedoOptObject<S>& o) {
+template <template <unsigned, class> class S, fb::RedoOptElection E>
+void quiescent(fb::RedoOptObject<S, fb::kNoFaults, E>& o) {
   EXPECT_GT(o.ptm().seq(), 0u);
   // A replica a long reader held may have missed more batches than the log
   // ring keeps (then it is copied): logs serve the rest.
@@ -148,6 +148,77 @@ TEST_P(RedoOptStress, FloatReadersSeeOnlyCommittedValues) {
   float_readers<fb::RedoOptObject<fb::SeqFloat>>("redo-fl", GetParam());
 }
 
+// The same with the combiner elected by a lock (the ablation redoopt-lock).
+using fb::RedoOptElection::kLock;
+class RedoOptLockStress : public ::testing::TestWithParam<int> {};
+TEST_P(RedoOptLockStress, StackConservesItsElements) {
+  conservation<fb::RedoOptObject<fb::SeqStack, fb::kNoFaults, kLock>>("redol-st", GetParam(), false);
+}
+TEST_P(RedoOptLockStress, QueueConservesItsElementsInProducerOrder) {
+  conservation<fb::RedoOptObject<fb::SeqQueue, fb::kNoFaults, kLock>>("redol-qu", GetParam(), true);
+}
+TEST_P(RedoOptLockStress, FloatReadersSeeOnlyCommittedValues) {
+  float_readers<fb::RedoOptObject<fb::SeqFloat, fb::kNoFaults, kLock>>("redol-fl", GetParam());
+}
+
+// Wait-free election: every thread adds 1 to one word through update_op();
+// a thread running its own operation yields inside it every other time, so
+// the others' combiners apply it (helping), and the losers of the CAS on
+// curComb have applied it too, to a replica that is dropped. Each operation
+// is applied exactly once to the committed state: the old values returned
+// are 0 .. n-1, each once, and the word ends at n.
+TEST_P(RedoOptStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
+  const int threads = GetParam();
+  const int per = scaled(3000, 100);
+  TempPool pool("redo-help", std::size_t{16} << 20);
+  fb::RedoOpt<> ptm(*pool, "r", {threads, std::size_t{1} << 16, 3});
+  std::uint64_t off = 0;
+  ptm.transaction([&](int k) {
+    auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+    ptm.store(k, w, std::uint64_t{0});
+    off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+  });
+  std::vector<std::vector<std::int64_t>> outs(static_cast<std::size_t>(threads));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (int k = 0; k < per; ++k) {
+        const fb::RedoOptResult r =
+            ptm.update_op(t, {true, 1}, [&](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+              auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+              const std::uint64_t x = *w;
+              if (i == t && k % 2 == 1) std::this_thread::yield();  // stall in our own operation
+              ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));
+              *out = static_cast<std::int64_t>(x);
+              return true;
+            });
+        EXPECT_TRUE(r.ok);
+        outs[static_cast<std::size_t>(t)].push_back(r.out);
+      }
+    });
+  for (auto& t : ts) t.join();
+  std::vector<std::int64_t> all;
+  for (auto& o : outs) {
+    // A thread's own operations are sequential: its old values increase.
+    for (std::size_t k = 1; k < o.size(); ++k) EXPECT_LT(o[k - 1], o[k]);
+    all.insert(all.end(), o.begin(), o.end());
+  }
+  std::sort(all.begin(), all.end());
+  const auto n = static_cast<std::int64_t>(threads) * per;
+  ASSERT_EQ(static_cast<std::int64_t>(all.size()), n);
+  for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(all[static_cast<std::size_t>(i)], i);
+  std::uint64_t final = 0;
+  ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+  EXPECT_EQ(final, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(ptm.seq(), ptm.commits() + 1) << "one commit per announced batch, plus the transaction";
+  EXPECT_GT(ptm.helped(), 0u) << "no operation was applied by another thread's combiner";
+  std::printf("[redoopt-wf] %d threads: %lld ops, %llu committed batches, %llu applied for another thread, "
+              "at most %llu combine attempts per update, %llu whole copies\n",
+              threads, static_cast<long long>(n), static_cast<unsigned long long>(ptm.commits()),
+              static_cast<unsigned long long>(ptm.helped()), static_cast<unsigned long long>(ptm.max_attempts()),
+              static_cast<unsigned long long>(ptm.copies()));
+}
+
 class OneFileStress : public ::testing::TestWithParam<int> {};
 TEST_P(OneFileStress, StackConservesItsElements) {
   conservation<fb::OneFileObject<fb::SeqStack>>("of-st", GetParam(), false);
@@ -167,6 +238,8 @@ TEST_P(OneFileStress, FloatReadersSeeOnlyCommittedValues) {
 INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });
 INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4),
+                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, RedoOptLockStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });
 INSTANTIATE_TEST_SUITE_P(Threads, OneFileStress, ::testing::Values(2, 3, 4),
                          [](const auto& i) { return std::to_string(i.param) + "threads"; });

@@ -30,18 +30,36 @@
 //   * curComb as the only commit record: its store and write-back are the
 //     commit; recovery has nothing to repair.
 //
-// A combined batch, by the combiner (flat combining, see "Deviations"):
-//   C1  read curComb = (s, i)
-//   C2  pick a replica j != i that no reader is on, preferring the one the
-//       fewest batches behind
-//   C3  bring j up to state s: apply the redo logs of batches (seq_j, s], or
-//       copy i's used lines to j (rebasing pointers, below)
-//   C4  run every announced operation on j; stores are interposed (their
-//       lines logged, pointer words marked)
+// Electing the combiner (RedoOptElection). kWaitFree, the paper's and the
+// RedoOpt of record: an updater announces its operation (a ticket and the
+// op in its slot), then, until the state curComb names holds its ticket,
+// runs C1–C7 itself: it takes a replica by a CAS on the replica's owner
+// word, applies every announced operation the state lacks (whoever
+// announced it) and commits by a CAS on curComb from the (s, i) it read. A
+// lost CAS means another batch committed first; the operation is applied by
+// the first committed batch that read its announcement, exactly once (the
+// replica's per-thread ticket says whether a state holds it), and the
+// announcer reads its result from curComb's replica. kLock: one combiner at
+// a time, elected by a try-lock with flat combining; the same C1–C8.
+//
+// A combined batch (an attempt, by a combiner):
+//   C1  read curComb = (s, i), as a reader of replica i (the copy source)
+//   C2  take a replica j != i by CAS on its owner word; check curComb is
+//       still (s, i) and no reader is on j; prefer the one the fewest
+//       batches behind
+//   C3  wait until (s, i) is durable if C7's psync of s is under way (the
+//       durable curComb may still name j, ensure_durable()); bring
+//       j up to state s: apply the redo logs of batches (seq_j, s], or copy
+//       i's used lines (rebasing pointers, below) and per-thread tickets
+//   C4  run every announced operation j lacks; stores are interposed
+//       (their lines logged, pointer words marked)
 //   C5  pwb every line of j changed in C3 or C4; pfence
-//   C6  keep C4's lines (position independent) as the redo log of s+1
-//   C7  curComb = (s+1, j); pwb(curComb); psync        (commit: durable here)
-//   C8  hand the announcers their results
+//   C6  keep C4's lines (position independent) and tickets as the redo log
+//       of s+1 (published after C7)
+//   C7  CAS curComb (s, i) -> (s+1, j); pwb(curComb); psync (commit:
+//       durable here). A lost CAS drops j's contents (invalid; copied anew).
+//   C8  the announcers read their results on curComb's replica (kLock: the
+//       combiner hands them over)
 // A read: announce "on replica k" for k = curComb's replica, check curComb
 // did not move (Dekker with C2), wait until curComb's batch is durable
 // (C7's psync done), run on k, leave.
@@ -71,23 +89,32 @@
 // an update (the function given to update or transaction), on its replica.
 //
 // Invariants:
-//   * only the combiner (lock holder) stores to curComb and to any replica,
-//     and never to the replica curComb names;
-//   * a replica a reader is on is never picked (C2);
+//   * only a replica's owner stores to it; only the owner of j commits a
+//     curComb naming j, and never stores to the replica curComb names
+//     (C2's check after the ownership CAS);
+//   * a replica a reader (or a combiner copying from it) is on is never
+//     taken (C2);
 //   * durable curComb = (s, i) => replica i's used lines and bitmap are
 //     durable and hold state s;
-//   * the combiner releases the lock only after curComb is durable (C7), so
-//     the next one may overwrite the previous replica.
+//   * a replica is overwritten only once a curComb naming another one is
+//     durable (C3's ensure_durable; kLock: the lock is released after C7);
+//   * a state's per-thread ticket only grows along committed states: an
+//     announced operation is in every state after the first that holds it.
 //
-// Deviations from the paper (docs/baselines.md, "RedoOpt"): the combiner is
-// elected by a try-lock with flat combining (as RomulusLog's writers), not
-// by CX's wait-free race of combiners with a CAS on curComb and a strong
-// try reader-writer lock per replica: updates are blocking here, reads are
-// wait-free except for waiting one psync when curComb is not yet durable
-// (the reference writes curComb back itself instead). The log is kept per
+// Deviations from the paper (docs/baselines.md, "RedoOpt"): replicas are
+// taken by a CAS on an owner word, not CX's strong try reader-writer lock
+// (readers announce per thread and a combiner skips a replica with one);
+// a small pool of replicas (3), not 2N: with every other replica owned or
+// read an attempt finds none and retries, so the bound on attempts is not
+// proved here (the stress test reports the most seen), and a combiner, reader or
+// announcer waits for the psync of the batch it builds on or returns
+// (ensure_durable(): one blocking step). The log is kept per
 // cache line, not per word with an undo part (a failed batch marks its
-// replica invalid instead of undoing it); there is no timed back-off; the
-// allocator is the small one above. Not detectable, like RomulusLog.
+// replica invalid instead of undoing it); logs are kept in DRAM as shared
+// immutable records; the allocator is the small one above. Not detectable,
+// like RomulusLog. kWaitFree's update(fn) (a closure on the caller's
+// stack, which no other thread may run) is combined by its caller alone,
+// retried until its CAS wins: lock-free; the objects use update_op.
 #pragma once
 
 #include <algorithm>
@@ -98,6 +125,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -166,14 +194,41 @@ struct RedoOptParams {
   int replicas = 3;
 };
 
-template <unsigned Faults = kNoFaults>
+// How the combiner is elected (docs/baselines.md, "RedoOpt"):
+//   kWaitFree  the paper's: every updater announces its operation and races
+//              to combine: it takes a free replica by a CAS on the replica's
+//              owner word, applies every announced operation the state it
+//              starts from lacks, and commits by a CAS on curComb; the
+//              loser of the CAS retries, the announcer whose operation
+//              another combiner applied reads its result from curComb's
+//              replica (redoopt-*);
+//   kLock      a try-lock with flat combining (as RomulusLog's writers): one
+//              combiner at a time (the ablation redoopt-lock-*).
+enum class RedoOptElection { kWaitFree, kLock };
+
+// An announced operation and its result (the sequential objects' one entry
+// point, apply(tid, insert, arg, &out) -> ok), as OneFile-WF's.
+struct RedoOptOp {
+  bool insert = false;
+  std::int64_t arg = 0;
+};
+struct RedoOptResult {
+  bool ok = false;
+  std::int64_t out = 0;
+};
+
+template <unsigned Faults = kNoFaults, RedoOptElection E = RedoOptElection::kWaitFree>
 class RedoOpt {
  public:
   static constexpr int kMaxThreads = 256;
   static constexpr std::size_t kRing = 8;  // redo logs kept (batches)
+  static constexpr RedoOptElection kElection = E;
 
   RedoOpt(pmem::Pool& pool, std::string_view name, const RedoOptParams& p)
-      : fc_(p.max_threads, "RedoOpt"), max_(fc_.max_threads()), reading_(static_cast<std::size_t>(max_)) {
+      : fc_(p.max_threads, "RedoOpt"),
+        max_(fc_.max_threads()),
+        reading_(static_cast<std::size_t>(max_) + 1),
+        ann_(static_cast<std::size_t>(max_)) {
     if (pool.has_root(name)) {
       root_ = pool.root<RedoOptRoot>(name);
     } else {
@@ -213,61 +268,76 @@ class RedoOpt {
     const int cur = static_cast<int>(c & 0xff);
     if (used_of(cur) > bitmap_off_) throw std::runtime_error("RedoOpt: corrupt region");
     // Only curComb's replica is valid in a new process (see "Recovery").
-    state_.assign(static_cast<std::size_t>(n_), ReplicaState{});
-    state_[static_cast<std::size_t>(cur)] = {c >> RedoOptRoot::kIdxBits, true};
-    durable_seq_.store(c >> RedoOptRoot::kIdxBits, std::memory_order_relaxed);
     const std::size_t lines = bytes_ / 64;
-    dirty_bits_.assign((lines + 63) / 64, 0);
-    op_bits_.assign((lines + 63) / 64, 0);
+    for (int k = 0; k < n_; ++k) {
+      auto r = std::make_unique<Replica>();
+      r->dirty_bits.assign((lines + 63) / 64, 0);
+      r->op_bits.assign((lines + 63) / 64, 0);
+      r->meta = std::make_unique<Meta[]>(static_cast<std::size_t>(max_));
+      reps_.push_back(std::move(r));
+    }
+    reps_[static_cast<std::size_t>(cur)]->held = c >> RedoOptRoot::kIdxBits;
+    reps_[static_cast<std::size_t>(cur)]->valid = true;
+    durable_seq_.store(c >> RedoOptRoot::kIdxBits, std::memory_order_relaxed);
   }
   RedoOpt(const RedoOpt&) = delete;
   RedoOpt& operator=(const RedoOpt&) = delete;
 
   // An update: fn(k) runs on replica k inside a combined batch; returns
   // once the batch is durable. An exception thrown by fn (or by any of the
-  // batch) discards the batch and is rethrown here.
+  // batch) discards the batch and is rethrown here. kLock: combined with
+  // the other announced updates. kWaitFree: fn lives on the caller's stack,
+  // so no other thread may run it: the caller combines alone (it retries
+  // until its CAS on curComb wins: lock-free, not wait-free); the announced
+  // path is update_op.
   template <class F>
   void update(int tid, F&& fn) {
     check_tid(tid, max_, "RedoOpt");
-    Request req{&invoke<F>, &fn, {}};
-    // Served by a combiner (C8 released it: fn's effects and req.error are
-    // visible), or we took the lock and serve every announced request.
-    fc_.submit(tid, &req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
+    if constexpr (E == RedoOptElection::kLock) {
+      Request req{&invoke<F>, &fn, {}};
+      // Served by a combiner (C8 released it: fn's effects and req.error are
+      // visible), or we took the lock and serve every announced request.
+      fc_.submit(tid, &req, [this, tid](Request* const* reqs, std::size_t n) { run_batch(tid, reqs, n); });
+    } else {
+      solo(tid, fn);
+    }
+  }
+
+  // An announced operation: fn(k, t, op, &out) -> ok applies thread t's op
+  // to replica k (every caller passes the same function: a combiner runs
+  // every announced operation with its own fn). Returns once the state
+  // holding it is durable.
+  template <class F>
+  RedoOptResult update_op(int tid, const RedoOptOp& op, F&& fn) {
+    check_tid(tid, max_, "RedoOpt");
+    if constexpr (E == RedoOptElection::kLock) {
+      RedoOptResult r;
+      update(tid, [&](int k) { r.ok = fn(k, tid, op, &r.out); });
+      return r;
+    } else {
+      return announced(tid, op, fn);
+    }
   }
 
   // A read-only operation: fn(k) on the replica curComb names.
   template <class F>
   void read(int tid, F&& fn) {
     check_tid(tid, max_, "RedoOpt");
-    std::atomic<std::uint32_t>& on = reading_[static_cast<std::size_t>(tid)].value;
-    std::uint64_t c = 0;
-    for (;;) {
-      // ORDER: seq_cst load, store, load against the combiner's seq_cst
-      // curComb store and loads of the indicators (C2): a reader that saw
-      // curComb unchanged after announcing is seen by every later C2.
-      c = root_->cur_comb.load(std::memory_order_seq_cst);
-      on.store(static_cast<std::uint32_t>(c & 0xff) + 1, std::memory_order_seq_cst);
-      if (root_->cur_comb.load(std::memory_order_seq_cst) == c) break;
-    }
-    struct Leave {
-      std::atomic<std::uint32_t>& on;
-      // ORDER: release: our loads of the replica happen before a later
-      // combiner's stores to it.
-      ~Leave() { on.store(0, std::memory_order_release); }
-    } leave{on};
-    // The state we read must be durable before we return what we read of it
-    // (C7's psync may still be under way). ORDER: acquire pairs with C7's.
-    std::uint32_t spins = 0;
-    while (durable_seq_.load(std::memory_order_acquire) < (c >> RedoOptRoot::kIdxBits)) backoff(spins);
+    const std::uint64_t c = enter(tid);
+    Leave leave{reading_[static_cast<std::size_t>(tid)].value};
+    ensure_durable(c >> RedoOptRoot::kIdxBits);
     fn(static_cast<int>(c & 0xff));
   }
 
-  // An update run by the caller alone (creation, tests): takes the lock,
-  // no combining.
+  // An update run by the caller alone (creation, tests): no combining.
   template <class F>
   void transaction(F&& fn) {
-    Request req{&invoke<F>, &fn, {}};
-    fc_.alone(&req, [this](Request* const* reqs, std::size_t n) { run_batch(reqs, n); });
+    if constexpr (E == RedoOptElection::kLock) {
+      Request req{&invoke<F>, &fn, {}};
+      fc_.alone(&req, [this](Request* const* reqs, std::size_t n) { run_batch(max_, reqs, n); });
+    } else {
+      solo(max_, fn);
+    }
   }
 
   // ---- inside an update only (the combiner), on replica k == the batch's
@@ -277,14 +347,14 @@ class RedoOpt {
   void log(int k, const void* p, std::size_t n) {
     const std::uint64_t off = offset_in(k, p, n);
     for (std::uint64_t w = off / 8, last = (off + n - 1) / 8; w <= last; ++w) mark_word(k, w, false);
-    for (std::uint64_t l = off / 64, last = (off + n - 1) / 64; l <= last; ++l) mark_line(l);
+    for (std::uint64_t l = off / 64, last = (off + n - 1) / 64; l <= last; ++l) mark_line(k, l);
   }
   // A pointer-typed word of replica k is being stored.
   void log_pointer(int k, const void* p) {
     const std::uint64_t off = offset_in(k, p, 8);
     if (off % 8 != 0) throw std::logic_error("RedoOpt: an unaligned pointer store");
     mark_word(k, off / 8, true);
-    mark_line(off / 64);
+    mark_line(k, off / 64);
   }
   template <class T>
   void store(int k, T* p, const T& v) {
@@ -353,7 +423,22 @@ class RedoOpt {
   // in this process (the replica-reuse optimisation at work).
   std::uint64_t lines_replayed() const { return replayed_.load(std::memory_order_relaxed); }
   std::uint64_t copies() const { return copies_.load(std::memory_order_relaxed); }
-  double combining_degree() const { return fc_.combining_degree(); }
+  // kLock: operations per batch. kWaitFree: announced operations per
+  // committed batch.
+  double combining_degree() const {
+    if constexpr (E == RedoOptElection::kLock) {
+      return fc_.combining_degree();
+    } else {
+      const auto c = commits_.load(std::memory_order_relaxed);
+      return c == 0 ? 0.0 : static_cast<double>(ops_.load(std::memory_order_relaxed)) / static_cast<double>(c);
+    }
+  }
+  // kWaitFree: operations applied by another thread's committed batch,
+  // committed announced batches, the most combine attempts an update_op
+  // needed.
+  std::uint64_t helped() const { return helped_.load(std::memory_order_relaxed); }
+  std::uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
+  std::uint64_t max_attempts() const { return max_attempts_.load(std::memory_order_relaxed); }
 
  private:
   struct Request {
@@ -361,9 +446,32 @@ class RedoOpt {
     void* fn;
     std::exception_ptr error;
   };
-  struct ReplicaState {
-    std::uint64_t seq = 0;  // the state the replica holds, if valid
-    bool valid = false;
+  // A thread's announcement (kWaitFree; DRAM, its own line). The owner
+  // writes the op, then ticket (seq_cst); a combiner reads ticket, then the
+  // op. The fields are atomics: a combiner may read the next operation's
+  // fields under an older ticket, but the batch that does started from a
+  // state without that ticket, while the announcer moved on only after a
+  // state with it committed: that batch's CAS on curComb fails.
+  struct alignas(64) Announce {
+    std::atomic<std::uint64_t> ticket{0};  // 0: nothing announced yet
+    std::atomic<bool> insert{false};
+    std::atomic<std::int64_t> arg{0};
+    std::uint64_t mine = 0;  // the owner's last ticket (owner only)
+  };
+  // Per replica and thread (kWaitFree): the last ticket of the thread the
+  // replica's state holds, and its result. Written by the replica's owner
+  // only; read by announcers on curComb's replica as readers (relaxed: the
+  // acquire of curComb that named it orders them).
+  struct Meta {
+    std::atomic<std::uint64_t> ticket{0};
+    std::atomic<bool> ok{false};
+    std::atomic<std::int64_t> out{0};
+  };
+  struct MetaDelta {
+    int t;
+    std::uint64_t ticket;
+    bool ok;
+    std::int64_t out;
   };
   // One line of a redo log: its final contents, pointer words as offset + 1.
   struct LogLine {
@@ -371,15 +479,37 @@ class RedoOpt {
     std::uint64_t mask;  // bit w: word w is a pointer
     std::uint64_t w[8];
   };
+  // A committed batch's redo log, immutable once published.
   struct BatchLog {
     std::uint64_t seq = 0;
     std::vector<LogLine> lines;
+    std::vector<MetaDelta> metas;
   };
+  // A replica's volatile state. owner: tid + 1 of the combiner that holds
+  // it (0: free), taken by CAS; the rest is the owner's alone (the CAS's
+  // acquire and the release store that frees it hand it on).
+  struct Replica {
+    std::atomic<std::uint32_t> owner{0};
+    std::atomic<std::uint64_t> hint{0};  // held, for pick's preference (relaxed)
+    std::uint64_t held = 0;              // the state the replica holds, if valid
+    bool valid = false;
+    std::vector<std::uint64_t> dirty_bits, op_bits, dirty, op_lines;
+    std::unique_ptr<Meta[]> meta;
+  };
+  struct Leave {
+    std::atomic<std::uint32_t>& on;
+    // ORDER: release: our loads of the replica happen before a later
+    // combiner's stores to it.
+    ~Leave() { on.store(0, std::memory_order_release); }
+  };
+  enum class Outcome { kCommitted, kLost, kFailed };
+
   template <class F>
   static void invoke(void* f, int k) {
     (*static_cast<std::remove_reference_t<F>*>(f))(k);
   }
   static void backoff(std::uint32_t& spins) { FlatCombining<Request>::backoff(spins); }
+  Replica& rep(int k) const { return *reps_[static_cast<std::size_t>(k)]; }
   RedoOptRegion& header(int k) const { return *reinterpret_cast<RedoOptRegion*>(base(k)); }
   std::uint64_t used_of(int k) const {
     const RedoOptRegion& h = header(k);
@@ -390,7 +520,9 @@ class RedoOpt {
   std::uint64_t offset_in(int k, const void* p, std::size_t n) const {
     const auto* q = static_cast<const std::uint8_t*>(p);
     const std::uint8_t* b = base(k);
-    if (k != work_ || q < b || static_cast<std::uint64_t>(q - b) + n > bitmap_off_)
+    // Relaxed: the owner checks its own word.
+    if (k < 0 || k >= n_ || rep(k).owner.load(std::memory_order_relaxed) == 0 || q < b ||
+        static_cast<std::uint64_t>(q - b) + n > bitmap_off_)
       throw std::logic_error("RedoOpt: a store outside the batch's replica");
     return static_cast<std::uint64_t>(q - b);
   }
@@ -400,25 +532,27 @@ class RedoOpt {
     const auto bit = static_cast<std::uint8_t>(1u << (w % 8));
     if (((*byte & bit) != 0) == ptr) return;
     *byte = static_cast<std::uint8_t>(ptr ? (*byte | bit) : (*byte & ~bit));
-    mark_line(static_cast<std::uint64_t>(byte - base(k)) / 64);
+    mark_line(k, static_cast<std::uint64_t>(byte - base(k)) / 64);
   }
-  // Line l changed in this batch's operations (C4): written back in C5 and
-  // kept in the batch's redo log (C6).
-  void mark_line(std::uint64_t l) {
-    std::uint64_t& w = op_bits_[l / 64];
+  // Line l of replica k changed in this batch's operations (C4): written
+  // back in C5 and kept in the batch's redo log (C6).
+  void mark_line(int k, std::uint64_t l) {
+    Replica& r = rep(k);
+    std::uint64_t& w = r.op_bits[l / 64];
     const std::uint64_t bit = std::uint64_t{1} << (l % 64);
     if ((w & bit) != 0) return;
     w |= bit;
-    op_lines_.push_back(l);
-    mark_dirty(l);
+    r.op_lines.push_back(l);
+    mark_dirty(k, l);
   }
-  // Line l of the working replica changed (C3 or C4): written back in C5.
-  void mark_dirty(std::uint64_t l) {
-    std::uint64_t& w = dirty_bits_[l / 64];
+  // Line l of replica k changed (C3 or C4): written back in C5.
+  void mark_dirty(int k, std::uint64_t l) {
+    Replica& r = rep(k);
+    std::uint64_t& w = r.dirty_bits[l / 64];
     const std::uint64_t bit = std::uint64_t{1} << (l % 64);
     if ((w & bit) != 0) return;
     w |= bit;
-    dirty_.push_back(l);
+    r.dirty.push_back(l);
   }
 
   // Line l of replica k, position independent.
@@ -439,143 +573,337 @@ class RedoOpt {
     }
     return e;
   }
-  // Writes a captured line into the working replica.
-  void apply(const LogLine& e) {
-    std::uint8_t* b = base(work_);
+  // Writes a captured line into replica j (its owner).
+  void apply(int j, const LogLine& e) {
+    std::uint8_t* b = base(j);
     std::uint64_t w[8];
     for (int i = 0; i < 8; ++i)
       w[i] = ((e.mask & (1u << i)) != 0 && e.w[i] != 0) ? reinterpret_cast<std::uintptr_t>(b) + e.w[i] - 1 : e.w[i];
     std::memcpy(b + e.line * 64, w, 64);
-    // CRASH: the working replica is not curComb's: a torn line is never
-    // read after a crash.
+    // CRASH: replica j is not the one durable curComb names (acquire()): a
+    // torn line is never read after a crash.
     persist::declare_store(b + e.line * 64, 64);
-    mark_dirty(e.line);
+    mark_dirty(j, e.line);
   }
 
-  // C2: a replica other than cur with no reader on it, the fewest batches
-  // behind (an invalid one last).
-  int pick(int cur) {
-    std::uint32_t spins = 0;
+  // The reader protocol: announce "on replica k" for k = curComb's
+  // replica, check curComb did not move. Returns the curComb read.
+  std::uint64_t enter(int slot) {
+    std::atomic<std::uint32_t>& on = reading_[static_cast<std::size_t>(slot)].value;
     for (;;) {
-      int best = -1;
-      for (int k = 0; k < n_; ++k) {
-        if (k == cur) continue;
-        bool busy = false;
-        // ORDER: seq_cst (Dekker with read()): a reader that validated
-        // curComb while k was current is seen here.
-        for (auto& r : reading_)
-          if (r.value.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(k) + 1) busy = true;
-        if (busy) continue;
-        const auto& s = state_[static_cast<std::size_t>(k)];
-        if (best < 0 || (s.valid && (!state_[static_cast<std::size_t>(best)].valid ||
-                                     s.seq > state_[static_cast<std::size_t>(best)].seq)))
-          best = k;
-      }
-      if (best >= 0) return best;
-      backoff(spins);  // every other replica has a reader: they leave
+      // ORDER: seq_cst load, store, load against the combiner's seq_cst
+      // curComb store or CAS and loads of the indicators (C2): a reader
+      // that saw curComb unchanged after announcing is seen by every later
+      // C2. curComb's sequence number only grows: no ABA.
+      const std::uint64_t c = root_->cur_comb.load(std::memory_order_seq_cst);
+      on.store(static_cast<std::uint32_t>(c & 0xff) + 1, std::memory_order_seq_cst);
+      if (root_->cur_comb.load(std::memory_order_seq_cst) == c) return c;
+    }
+  }
+  // State s (or a later one) is durable on return: wait for the C7 psync
+  // of the combiner that committed it (under way). Both elections: writing
+  // curComb back ourselves (pwb + psync, as the reference's readers do)
+  // would not do under the abstract model, where the committer's pwbs of
+  // its replica's lines are complete only at its own psync — the 2-3 thread
+  // campaigns caught it (x86 accepted it). This wait is kWaitFree's one
+  // blocking step.
+  void ensure_durable(std::uint64_t s) {
+    std::uint32_t spins = 0;
+    // ORDER: acquire pairs with C7's release.
+    while (durable_seq_.load(std::memory_order_acquire) < s) backoff(spins);
+  }
+  void raise_durable(std::uint64_t s) {
+    std::uint64_t d = durable_seq_.load(std::memory_order_relaxed);
+    // ORDER: release: a thread that sees s durable sees it after our psync.
+    while (d < s && !durable_seq_.compare_exchange_weak(d, s, std::memory_order_release, std::memory_order_relaxed)) {
     }
   }
 
-  // C3: replica work_ := state s (held by replica cur).
-  void catch_up(int cur, std::uint64_t s) {
-    ReplicaState& st = state_[static_cast<std::size_t>(work_)];
-    bool logs = st.valid && st.seq <= s && s - st.seq <= kRing;
-    for (std::uint64_t q = st.seq + 1; logs && q <= s; ++q) logs = ring_[q % kRing].seq == q;
+  // C2: take a replica j != cur (curComb's) with no reader on it,
+  // preferring the fewest batches behind. -1: every other replica is owned
+  // or read. `me` is the taker's tid + 1.
+  int acquire(std::uint64_t c, std::uint32_t me) {
+    const int cur = static_cast<int>(c & 0xff);
+    int order[RedoOptRoot::kMaxReplicas];
+    int m = 0;
+    for (int k = 0; k < n_; ++k)
+      if (k != cur) order[m++] = k;
+    // The most recent first (insertion sort of at most 7). Relaxed: a
+    // preference only.
+    for (int x = 1; x < m; ++x)
+      for (int y = x; y > 0 && rep(order[y]).hint.load(std::memory_order_relaxed) >
+                                   rep(order[y - 1]).hint.load(std::memory_order_relaxed);
+           --y)
+        std::swap(order[y], order[y - 1]);
+    for (int x = 0; x < m; ++x) {
+      const int k = order[x];
+      Replica& r = rep(k);
+      std::uint32_t free = 0;
+      // ORDER: acquire (and seq_cst, for the Dekker below): the previous
+      // owner's stores to the replica and its volatile state happen before
+      // ours.
+      if (!r.owner.compare_exchange_strong(free, me, std::memory_order_seq_cst, std::memory_order_relaxed)) continue;
+      // Owned, curComb can name k only if it did before we took it: check
+      // it still is c (names cur != k); from now on no one else commits k.
+      bool ok = root_->cur_comb.load(std::memory_order_seq_cst) == c;
+      // ORDER: seq_cst (Dekker with enter()): a reader that validated
+      // curComb while k was current is seen here.
+      for (std::size_t t = 0; ok && t < reading_.size(); ++t)
+        if (reading_[t].value.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(k) + 1) ok = false;
+      if (ok) return k;
+      r.owner.store(0, std::memory_order_release);
+    }
+    return -1;
+  }
+
+  // C3: replica j := state s (held by replica cur, which we read on).
+  void catch_up(int j, int cur, std::uint64_t s) {
+    Replica& st = rep(j);
+    bool logs = st.valid && st.held <= s && s - st.held <= kRing;
+    std::shared_ptr<const BatchLog> got[kRing];
+    for (std::uint64_t q = st.held + 1; logs && q <= s; ++q) {
+      // ORDER: acquire: the log's contents, published after its commit.
+      got[q - st.held - 1] = ring_[q % kRing].load(std::memory_order_acquire);
+      logs = got[q - st.held - 1] != nullptr && got[q - st.held - 1]->seq == q;
+    }
     if (logs) {
-      for (std::uint64_t q = st.seq + 1; q <= s; ++q)
-        for (const LogLine& e : ring_[q % kRing].lines) apply(e);
-      replayed_.fetch_add(dirty_.size(), std::memory_order_relaxed);
+      for (std::uint64_t q = st.held + 1; q <= s; ++q) {
+        const BatchLog& g = *got[q - st.held - 1];
+        for (const LogLine& e : g.lines) apply(j, e);
+        for (const MetaDelta& d : g.metas) set_meta(j, d);
+      }
+      replayed_.fetch_add(st.dirty.size(), std::memory_order_relaxed);
     } else {
-      // A whole copy: the used lines and their bitmap lines.
+      // A whole copy: the used lines and their bitmap lines, and the
+      // announcers' tickets and results.
       const std::uint64_t used = used_of(cur);
-      for (std::uint64_t l = 0; l < (used + 63) / 64; ++l) apply(capture(cur, l));
+      for (std::uint64_t l = 0; l < (used + 63) / 64; ++l) apply(j, capture(cur, l));
       const std::uint64_t first = bitmap_off_ / 64, last = (bitmap_off_ + (used + 63) / 64 - 1) / 64;
-      for (std::uint64_t l = first; l <= last; ++l) apply(capture(cur, l));
+      for (std::uint64_t l = first; l <= last; ++l) apply(j, capture(cur, l));
+      for (int t = 0; t < max_; ++t) {
+        const Meta& m = rep(cur).meta[static_cast<std::size_t>(t)];
+        set_meta(j, {t, m.ticket.load(std::memory_order_relaxed), m.ok.load(std::memory_order_relaxed),
+                     m.out.load(std::memory_order_relaxed)});
+      }
       copies_.fetch_add(1, std::memory_order_relaxed);
     }
-    st = {s, true};
+    st.held = s;
+    st.valid = true;
+  }
+  // Relaxed: the owner writes; announcers read once the replica is
+  // curComb's (ordered by curComb's CAS and their enter()).
+  void set_meta(int j, const MetaDelta& d) {
+    Meta& m = rep(j).meta[static_cast<std::size_t>(d.t)];
+    m.ticket.store(d.ticket, std::memory_order_relaxed);
+    m.ok.store(d.ok, std::memory_order_relaxed);
+    m.out.store(d.out, std::memory_order_relaxed);
   }
 
-  // C1–C8 for `n` requests.
-  void run_batch(Request* const* reqs, std::size_t n) {
-    // C1. Relaxed: only the lock holder stores curComb.
-    const std::uint64_t c = root_->cur_comb.load(std::memory_order_relaxed);
+  // One attempt at C1–C7 by `slot` (a tid, or max_ for transaction()):
+  // run(j, metas) applies the batch's operations to replica j. kLost: no
+  // replica free, or another combiner committed first (nothing of ours is
+  // visible). kFailed: run threw (*error).
+  template <class Run>
+  Outcome combine(int slot, Run&& run, std::exception_ptr* error) {
+    // C1, and read on curComb's replica (the source of a whole copy).
+    const std::uint64_t c = enter(slot);
+    Leave leave{reading_[static_cast<std::size_t>(slot)].value};
     const int cur = static_cast<int>(c & 0xff);
     const std::uint64_t s = c >> RedoOptRoot::kIdxBits;
-    // C2, C3.
-    work_ = pick(cur);
-    catch_up(cur, s);
+    // C2.
+    const int j = acquire(c, static_cast<std::uint32_t>(slot) + 1);
+    if (j < 0) return Outcome::kLost;
+    Replica& r = rep(j);
+    struct Free {
+      Replica& r;
+      // ORDER: release: our stores to the replica and its volatile state
+      // happen before the next owner's.
+      ~Free() { r.owner.store(0, std::memory_order_release); }
+    } free{r};
+    // The durable curComb may still name j (the one before c, if c's
+    // psync is under way): j is overwritten only once curComb (>= c,
+    // naming cur != j) is durable. kLock: always (the previous combiner
+    // released the lock after its psync).
+    ensure_durable(s);
+    // C3.
+    catch_up(j, cur, s);
+    // Done reading replica cur: leave it now, so that a combiner stalled in
+    // C4 holds one replica (its own), not two (with three replicas the
+    // others could find none free until it resumes). ORDER: release, as
+    // Leave's.
+    reading_[static_cast<std::size_t>(slot)].value.store(0, std::memory_order_release);
     // C4.
-    std::exception_ptr failed;
-    for (std::size_t i = 0; i < n && !failed; ++i) {
-      try {
-        reqs[i]->run(reqs[i]->fn, work_);
-      } catch (...) {
-        failed = std::current_exception();
-      }
+    std::vector<MetaDelta> metas;
+    try {
+      run(j, metas);
+    } catch (...) {
+      // The replica holds part of a batch: it is copied anew when taken.
+      r.valid = false;
+      clear_marks(j);
+      *error = std::current_exception();
+      return Outcome::kFailed;
     }
-    if (failed) {
-      // The replica holds part of a batch: it is copied anew when picked.
-      state_[static_cast<std::size_t>(work_)].valid = false;
-      clear_marks();
-      for (std::size_t i = 0; i < n; ++i) reqs[i]->error = failed;
-      fc_.release(reqs, n);
-      return;
-    }
-    // C5. PERSIST: every changed line of the working replica, ordered
-    // before curComb names it. CRASH: anywhere in C2–C6 curComb still names
-    // (s, cur); the working replica, torn or not, is never read after it.
-    std::uint8_t* b = base(work_);
-    for (std::uint64_t l : dirty_) persist::pwb(b + l * 64);
+    // C5. PERSIST: every changed line of replica j, ordered before curComb
+    // names it. CRASH: anywhere in C2–C6 curComb still names (s, cur) (or a
+    // later replica != j); replica j, torn or not, is never read after it.
+    std::uint8_t* b = base(j);
+    for (std::uint64_t l : r.dirty) persist::pwb(b + l * 64);
     if constexpr ((Faults & kRedoOptNoReplicaFence) == 0) persist::pfence();
     // C6.
-    BatchLog& log = ring_[(s + 1) % kRing];
-    log.seq = s + 1;
-    log.lines.clear();
-    for (std::uint64_t l : op_lines_) log.lines.push_back(capture(work_, l));
-    clear_marks();
-    // C7. ORDER: seq_cst, against the readers' loads (Dekker with C2).
-    root_->cur_comb.store((s + 1) << RedoOptRoot::kIdxBits | static_cast<std::uint64_t>(work_),
-                          std::memory_order_seq_cst);
+    auto log = std::make_shared<BatchLog>();
+    log->seq = s + 1;
+    log->lines.reserve(r.op_lines.size());
+    for (std::uint64_t l : r.op_lines) log->lines.push_back(capture(j, l));
+    log->metas = std::move(metas);
+    clear_marks(j);
+    // C7. ORDER: seq_cst, against the readers' loads (Dekker with C2), and
+    // release: replica j's contents and metadata to whoever reads it.
+    std::uint64_t expected = c;
+    const std::uint64_t next = (s + 1) << RedoOptRoot::kIdxBits | static_cast<std::uint64_t>(j);
+    if (!root_->cur_comb.compare_exchange_strong(expected, next, std::memory_order_seq_cst)) {
+      // Another combiner committed s + 1 first: our batch is dropped (its
+      // operations stay announced).
+      r.valid = false;
+      return Outcome::kLost;
+    }
     // PERSIST: the commit point: curComb durable before the announcers
-    // return, before a reader returns what it read of s+1, and before the
-    // next combiner may overwrite replica `cur` (it releases the lock after
-    // this psync). CRASH: before it, recovery finds (s, cur): state s.
+    // return, before a reader returns what it read of s+1, and before any
+    // combiner overwrites replica `cur` (ensure_durable). CRASH: before it,
+    // recovery finds (s, cur) or earlier: state s.
     persist::pwb(&root_->cur_comb);
     if constexpr ((Faults & kRedoOptNoCommitSync) == 0) persist::psync();
-    state_[static_cast<std::size_t>(work_)] = {s + 1, true};
-    // ORDER: release: readers of s+1 wait for it (read()).
-    durable_seq_.store(s + 1, std::memory_order_release);
+    r.held = s + 1;
+    r.hint.store(s + 1, std::memory_order_relaxed);
+    // ORDER: release: the log's contents before its pointer.
+    ring_[(s + 1) % kRing].store(std::shared_ptr<const BatchLog>(std::move(log)), std::memory_order_release);
+    raise_durable(s + 1);
+    return Outcome::kCommitted;
+  }
+
+  // kLock: C1–C8 for `n` requests, under the lock (every attempt takes a
+  // replica and commits, unless every other replica has a reader).
+  void run_batch(int slot, Request* const* reqs, std::size_t n) {
+    std::exception_ptr failed;
+    std::uint32_t spins = 0;
+    for (;;) {
+      const Outcome o = combine(
+          slot,
+          [&](int j, std::vector<MetaDelta>&) {
+            for (std::size_t i = 0; i < n; ++i) reqs[i]->run(reqs[i]->fn, j);
+          },
+          &failed);
+      if (o != Outcome::kLost) break;
+      backoff(spins);  // every other replica has a reader: they leave
+    }
+    if (failed)
+      for (std::size_t i = 0; i < n; ++i) reqs[i]->error = failed;
     // C8.
     fc_.release(reqs, n);
   }
 
-  void clear_marks() {
-    for (std::uint64_t l : dirty_) dirty_bits_[l / 64] = 0;
-    for (std::uint64_t l : op_lines_) op_bits_[l / 64] = 0;
-    dirty_.clear();
-    op_lines_.clear();
+  // kWaitFree, update()/transaction(): fn alone, retried until committed.
+  template <class F>
+  void solo(int slot, F& fn) {
+    std::exception_ptr failed;
+    std::uint32_t spins = 0;
+    while (combine(slot, [&](int j, std::vector<MetaDelta>&) { fn(j); }, &failed) == Outcome::kLost) backoff(spins);
+    if (failed) std::rethrow_exception(failed);
   }
 
-  FlatCombining<Request> fc_;  // announcements and the combiner lock (its
-                               // unlock publishes the volatile replica state
-                               // and logs to the next combiner)
+  // kWaitFree, update_op(): announce, then until a durable state holds our
+  // ticket, combine every announced operation.
+  template <class F>
+  RedoOptResult announced(int tid, const RedoOptOp& op, F& fn) {
+    Announce& a = ann_[static_cast<std::size_t>(tid)];
+    const std::uint64_t ticket = ++a.mine;
+    a.insert.store(op.insert, std::memory_order_relaxed);
+    a.arg.store(op.arg, std::memory_order_relaxed);
+    // ORDER: seq_cst: a combiner whose C1 follows this sees the ticket (and,
+    // by release, the op).
+    a.ticket.store(ticket, std::memory_order_seq_cst);
+    std::uint64_t attempts = 0;
+    std::uint32_t spins = 0;
+    for (;;) {
+      RedoOptResult res;
+      if (done(tid, ticket, &res)) {
+        std::uint64_t m = max_attempts_.load(std::memory_order_relaxed);
+        while (m < attempts && !max_attempts_.compare_exchange_weak(m, attempts, std::memory_order_relaxed)) {
+        }
+        return res;
+      }
+      ++attempts;
+      std::exception_ptr failed;
+      std::uint64_t helped = 0, applied = 0;
+      const Outcome o = combine(
+          tid,
+          [&](int j, std::vector<MetaDelta>& metas) {
+            Replica& r = rep(j);
+            helped = 0;
+            applied = 0;
+            for (int t = 0; t < max_; ++t) {
+              const Announce& x = ann_[static_cast<std::size_t>(t)];
+              // ORDER: acquire pairs with the announcer's store.
+              const std::uint64_t tk = x.ticket.load(std::memory_order_acquire);
+              if (tk == 0 || tk <= r.meta[static_cast<std::size_t>(t)].ticket.load(std::memory_order_relaxed)) continue;
+              const RedoOptOp o2{x.insert.load(std::memory_order_relaxed), x.arg.load(std::memory_order_relaxed)};
+              MetaDelta d{t, tk, false, 0};
+              d.ok = fn(j, t, o2, &d.out);
+              set_meta(j, d);
+              metas.push_back(d);
+              ++applied;
+              if (t != tid) ++helped;
+            }
+          },
+          &failed);
+      if (o == Outcome::kFailed) std::rethrow_exception(failed);
+      if (o == Outcome::kCommitted) {
+        // Relaxed: statistics.
+        helped_.fetch_add(helped, std::memory_order_relaxed);
+        commits_.fetch_add(1, std::memory_order_relaxed);
+        ops_.fetch_add(applied, std::memory_order_relaxed);
+      } else {
+        backoff(spins);
+      }
+    }
+  }
+  // Does curComb's state hold thread tid's ticket? Then *res is its result,
+  // and that state is durable.
+  bool done(int tid, std::uint64_t ticket, RedoOptResult* res) {
+    const std::uint64_t c = enter(tid);
+    Leave leave{reading_[static_cast<std::size_t>(tid)].value};
+    const Meta& m = rep(static_cast<int>(c & 0xff)).meta[static_cast<std::size_t>(tid)];
+    if (m.ticket.load(std::memory_order_relaxed) != ticket) return false;
+    res->ok = m.ok.load(std::memory_order_relaxed);
+    res->out = m.out.load(std::memory_order_relaxed);
+    ensure_durable(c >> RedoOptRoot::kIdxBits);
+    return true;
+  }
+
+  void clear_marks(int j) {
+    Replica& r = rep(j);
+    for (std::uint64_t l : r.dirty) r.dirty_bits[l / 64] = 0;
+    for (std::uint64_t l : r.op_lines) r.op_bits[l / 64] = 0;
+    r.dirty.clear();
+    r.op_lines.clear();
+  }
+
+  FlatCombining<Request> fc_;  // kLock: announcements and the combiner lock
   int max_;
   RedoOptRoot* root_ = nullptr;
   int n_ = 0;
   std::uint64_t bytes_ = 0;
   std::uint64_t bitmap_off_ = 0;
-  std::vector<sync::CachePadded<std::atomic<std::uint32_t>>> reading_;  // replica + 1 a reader is on, 0: none
+  // replica + 1 a reader (or a combiner, on its source) is on, 0: none;
+  // slot max_: transaction().
+  std::vector<sync::CachePadded<std::atomic<std::uint32_t>>> reading_;
+  std::vector<Announce> ann_;
   std::atomic<std::uint64_t> durable_seq_{0};
-  // Lock holder only.
-  int work_ = -1;
-  std::vector<ReplicaState> state_;
-  std::array<BatchLog, kRing> ring_{};
-  std::vector<std::uint64_t> dirty_bits_, op_bits_;
-  std::vector<std::uint64_t> dirty_, op_lines_;
+  std::vector<std::unique_ptr<Replica>> reps_;
+  // The last kRing committed batches' redo logs (slot seq % kRing).
+  std::atomic<std::shared_ptr<const BatchLog>> ring_[kRing];
   std::atomic<std::uint64_t> replayed_{0}, copies_{0};
+  std::atomic<std::uint64_t> helped_{0}, commits_{0}, ops_{0}, max_attempts_{0};
 };
-
 // The pool's recover hook: nothing to repair (see "Recovery"); every
 // replica block is kept.
 inline void redoopt_recover_root(pmem::Pool&, RedoOptRoot* r, const std::function<void(void*)>& mark) {
@@ -587,9 +915,9 @@ inline void redoopt_recover_root(pmem::Pool&, RedoOptRoot* r, const std::functio
 inline const bool kRedoOptRootRegistered = pmem::register_root_type<RedoOptRoot>(&redoopt_recover_root);
 
 // What a seq_objects.h object is built on: one replica of a RedoOpt.
-template <unsigned Faults>
+template <unsigned Faults, RedoOptElection E = RedoOptElection::kWaitFree>
 struct RedoOptReplica {
-  RedoOpt<Faults>* ptm;
+  RedoOpt<Faults, E>* ptm;
   int k;
 };
 
@@ -597,10 +925,10 @@ struct RedoOptReplica {
 // stores interposed (lines logged, pointer words marked), allocation in the
 // replica, frees inside the batch, persistence by the batch (the objects'
 // own pwb/pfence/psync are no-ops).
-template <unsigned Faults = kNoFaults>
+template <unsigned Faults = kNoFaults, RedoOptElection E = RedoOptElection::kWaitFree>
 class RedoOptStorage {
  public:
-  using Context = RedoOptReplica<Faults>;
+  using Context = RedoOptReplica<Faults, E>;
   static constexpr bool kTransactional = true;
   RedoOptStorage(Context& ctx, const SeqParams& p, bool nodes)
       : ctx_(ctx), node_size_(nodes ? sizeof(PNode) + (p.value_size > 8 ? p.value_size - 8 : 0) : 0) {
@@ -662,10 +990,11 @@ class RedoOptStorage {
 // A RedoOpt holding one sequential object: the redoopt-* technique. Each
 // replica has its own instance of the object (attached when a batch first
 // runs on it; the object's root is at the same offset in every replica).
-template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults>
+template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults,
+          RedoOptElection E = RedoOptElection::kWaitFree>
 class RedoOptObject {
  public:
-  using Object = Seq<kNoFaults, RedoOptStorage<Faults>>;
+  using Object = Seq<kNoFaults, RedoOptStorage<Faults, E>>;
   RedoOptObject(pmem::Pool& pool, std::string_view name, const SeqParams& p, std::size_t region_bytes,
                 int replicas = 3)
       : max_(p.max_threads), name_(name), p_(p), ptm_(pool, name, RedoOptParams{p.max_threads, region_bytes, replicas}),
@@ -684,15 +1013,22 @@ class RedoOptObject {
         return r;
       }
     }
-    ptm_.update(tid, [&](int k) { r = attach(k).apply(tid, insert, arg, out); });
-    return r;
+    // Announced (kWaitFree: any combiner may run it, with its own copy of
+    // this function; kLock: the combiner runs it). A refused insert or an
+    // empty remove leaves *out untouched, as the object's own apply does.
+    const RedoOptResult res = ptm_.update_op(tid, RedoOptOp{insert, arg},
+                                             [this](int k, int t, const RedoOptOp& o, std::int64_t* o_out) {
+                                               return attach(k).apply(t, o.insert, o.arg, o_out);
+                                             });
+    if (res.ok) *out = res.out;
+    return res.ok;
   }
   std::vector<std::int64_t> snapshot(int tid = 0) {
     std::vector<std::int64_t> v;
     ptm_.read(tid, [&](int k) { v = obj_[static_cast<std::size_t>(k)]->snapshot(); });
     return v;
   }
-  RedoOpt<Faults>& ptm() { return ptm_; }
+  RedoOpt<Faults, E>& ptm() { return ptm_; }
   double combining_degree() const { return ptm_.combining_degree(); }
 
  private:
@@ -701,7 +1037,7 @@ class RedoOptObject {
   Object& attach(int k) {
     auto& o = obj_[static_cast<std::size_t>(k)];
     if (!o) {
-      RedoOptReplica<Faults> ctx{&ptm_, k};
+      RedoOptReplica<Faults, E> ctx{&ptm_, k};
       o.emplace(ctx, name_, p_);
     }
     return *o;
@@ -709,7 +1045,7 @@ class RedoOptObject {
   int max_;
   std::string name_;
   SeqParams p_;
-  RedoOpt<Faults> ptm_;
+  RedoOpt<Faults, E> ptm_;
   std::vector<std::optional<Object>> obj_;
 };
 
