@@ -15,7 +15,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <ostream>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/conservation.h"
@@ -117,49 +120,82 @@ void float_readers(const char* tag, int threads) {
   quiescent(f);
 }
 
+// The PTMs under one set of stress tests: each binds its object template
+// (RedoOpt under both elections) to the sequential objects.
+struct Romulus {
+  template <template <unsigned, class> class S>
+  using Obj = fb::RomulusObject<S>;
+  static constexpr const char* kName = "romulus";
+};
+// Readers run on curComb's replica while a combiner writes another one.
+struct RedoOpt {
+  template <template <unsigned, class> class S>
+  using Obj = fb::RedoOptObject<S>;
+  static constexpr const char* kName = "redoopt";
+};
+// The combiner elected by a lock (the ablation redoopt-*-lock).
+struct RedoOptLock {
+  template <template <unsigned, class> class S>
+  using Obj = fb::RedoOptObject<S, fb::kNoFaults, fb::RedoOptElection::kLock>;
+  static constexpr const char* kName = "redoopt_lock";
+};
+// Read-only transactions validate every load by its seq while writers
+// commit: they see only committed values.
+struct OneFile {
+  template <template <unsigned, class> class S>
+  using Obj = fb::OneFileObject<S>;
+  static constexpr const char* kName = "onefile";
+};
+struct OneFileWF {
+  template <template <unsigned, class> class S>
+  using Obj = fb::OneFileWFObject<S>;
+  static constexpr const char* kName = "onefile_wf";
+};
+
+struct Ptm {
+  const char* name;
+  void (*stack)(int threads);
+  void (*queue)(int threads);
+  void (*heap)(int threads);
+  void (*floats)(int threads);
+};
+void PrintTo(const Ptm& p, std::ostream* os) { *os << p.name; }
+template <class P>
+std::string tag(const char* what) {
+  return std::string(P::kName) + what;
+}
+template <class P>
+Ptm bind() {
+  return {P::kName,
+          [](int t) { conservation<typename P::template Obj<fb::SeqStack>>(tag<P>("-st").c_str(), t, false); },
+          [](int t) { conservation<typename P::template Obj<fb::SeqQueue>>(tag<P>("-qu").c_str(), t, true); },
+          [](int t) { conservation<typename P::template Obj<fb::SeqHeap>>(tag<P>("-hp").c_str(), t, false); },
+          [](int t) { float_readers<typename P::template Obj<fb::SeqFloat>>(tag<P>("-fl").c_str(), t); }};
+}
+
 }  // namespace
 
-class RomulusStress : public ::testing::TestWithParam<int> {};
-TEST_P(RomulusStress, StackConservesItsElements) {
-  conservation<fb::RomulusObject<fb::SeqStack>>("rom-st", GetParam(), false);
-}
-TEST_P(RomulusStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::RomulusObject<fb::SeqQueue>>("rom-qu", GetParam(), true);
-}
-TEST_P(RomulusStress, HeapConservesItsElements) {
-  conservation<fb::RomulusObject<fb::SeqHeap>>("rom-hp", GetParam(), false);
-}
-TEST_P(RomulusStress, FloatReadersSeeOnlyCommittedValues) {
-  float_readers<fb::RomulusObject<fb::SeqFloat>>("rom-fl", GetParam());
-}
+class PtmStress : public ::testing::TestWithParam<std::tuple<Ptm, int>> {
+ protected:
+  const Ptm& ptm() const { return std::get<0>(GetParam()); }
+  int threads() const { return std::get<1>(GetParam()); }
+};
+TEST_P(PtmStress, StackConservesItsElements) { ptm().stack(threads()); }
+TEST_P(PtmStress, QueueConservesItsElementsInProducerOrder) { ptm().queue(threads()); }
+TEST_P(PtmStress, HeapConservesItsElements) { ptm().heap(threads()); }
+TEST_P(PtmStress, FloatReadersSeeOnlyCommittedValues) { ptm().floats(threads()); }
+INSTANTIATE_TEST_SUITE_P(Threads, PtmStress,
+                         ::testing::Combine(::testing::Values(bind<Romulus>(), bind<RedoOpt>(), bind<RedoOptLock>(),
+                                                              bind<OneFile>(), bind<OneFileWF>()),
+                                            ::testing::Values(2, 3, 4)),
+                         [](const auto& i) {
+                           return std::string(std::get<0>(i.param).name) + "_" + std::to_string(std::get<1>(i.param)) +
+                                  "threads";
+                         });
+
+const auto threads_name = [](const auto& i) { return std::to_string(i.param) + "threads"; };
 
 class RedoOptStress : public ::testing::TestWithParam<int> {};
-TEST_P(RedoOptStress, StackConservesItsElements) {
-  conservation<fb::RedoOptObject<fb::SeqStack>>("redo-st", GetParam(), false);
-}
-TEST_P(RedoOptStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::RedoOptObject<fb::SeqQueue>>("redo-qu", GetParam(), true);
-}
-TEST_P(RedoOptStress, HeapConservesItsElements) {
-  conservation<fb::RedoOptObject<fb::SeqHeap>>("redo-hp", GetParam(), false);
-}
-// Readers run on curComb's replica while the combiner writes another one.
-TEST_P(RedoOptStress, FloatReadersSeeOnlyCommittedValues) {
-  float_readers<fb::RedoOptObject<fb::SeqFloat>>("redo-fl", GetParam());
-}
-
-// The same with the combiner elected by a lock (the ablation redoopt-lock).
-using fb::RedoOptElection::kLock;
-class RedoOptLockStress : public ::testing::TestWithParam<int> {};
-TEST_P(RedoOptLockStress, StackConservesItsElements) {
-  conservation<fb::RedoOptObject<fb::SeqStack, fb::kNoFaults, kLock>>("redol-st", GetParam(), false);
-}
-TEST_P(RedoOptLockStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::RedoOptObject<fb::SeqQueue, fb::kNoFaults, kLock>>("redol-qu", GetParam(), true);
-}
-TEST_P(RedoOptLockStress, FloatReadersSeeOnlyCommittedValues) {
-  float_readers<fb::RedoOptObject<fb::SeqFloat, fb::kNoFaults, kLock>>("redol-fl", GetParam());
-}
 
 // Wait-free election: every thread adds 1 to one word through update_op();
 // a thread running its own operation yields inside it every other time, so
@@ -219,44 +255,9 @@ TEST_P(RedoOptStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
               static_cast<unsigned long long>(ptm.copies()));
 }
 
-class OneFileStress : public ::testing::TestWithParam<int> {};
-TEST_P(OneFileStress, StackConservesItsElements) {
-  conservation<fb::OneFileObject<fb::SeqStack>>("of-st", GetParam(), false);
-}
-TEST_P(OneFileStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::OneFileObject<fb::SeqQueue>>("of-qu", GetParam(), true);
-}
-TEST_P(OneFileStress, HeapConservesItsElements) {
-  conservation<fb::OneFileObject<fb::SeqHeap>>("of-hp", GetParam(), false);
-}
-// Read-only transactions validate every load by its seq while writers
-// commit: they see only committed values.
-TEST_P(OneFileStress, FloatReadersSeeOnlyCommittedValues) {
-  float_readers<fb::OneFileObject<fb::SeqFloat>>("of-fl", GetParam());
-}
-
-INSTANTIATE_TEST_SUITE_P(Threads, RomulusStress, ::testing::Values(2, 3, 4),
-                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
-INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4),
-                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
-INSTANTIATE_TEST_SUITE_P(Threads, RedoOptLockStress, ::testing::Values(2, 3, 4),
-                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
-INSTANTIATE_TEST_SUITE_P(Threads, OneFileStress, ::testing::Values(2, 3, 4),
-                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4), threads_name);
 
 class OneFileWFStress : public ::testing::TestWithParam<int> {};
-TEST_P(OneFileWFStress, StackConservesItsElements) {
-  conservation<fb::OneFileWFObject<fb::SeqStack>>("ofwf-st", GetParam(), false);
-}
-TEST_P(OneFileWFStress, QueueConservesItsElementsInProducerOrder) {
-  conservation<fb::OneFileWFObject<fb::SeqQueue>>("ofwf-qu", GetParam(), true);
-}
-TEST_P(OneFileWFStress, HeapConservesItsElements) {
-  conservation<fb::OneFileWFObject<fb::SeqHeap>>("ofwf-hp", GetParam(), false);
-}
-TEST_P(OneFileWFStress, FloatReadersSeeOnlyCommittedValues) {
-  float_readers<fb::OneFileWFObject<fb::SeqFloat>>("ofwf-fl", GetParam());
-}
 // Every thread adds 1 to one word through update(); a thread running its
 // own operation yields inside its transaction every other time, so the
 // others' aggregated transactions run it (helping). Each operation is
@@ -313,5 +314,4 @@ TEST_P(OneFileWFStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
               static_cast<unsigned long long>(ptm.wf_commits()), static_cast<unsigned long long>(ptm.helped()),
               static_cast<unsigned long long>(ptm.aborts()), static_cast<unsigned long long>(ptm.max_attempts()));
 }
-INSTANTIATE_TEST_SUITE_P(Threads, OneFileWFStress, ::testing::Values(2, 3, 4),
-                         [](const auto& i) { return std::to_string(i.param) + "threads"; });
+INSTANTIATE_TEST_SUITE_P(Threads, OneFileWFStress, ::testing::Values(2, 3, 4), threads_name);

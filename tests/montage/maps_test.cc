@@ -31,6 +31,32 @@ fm::EpochOptions manual() {
   return o;
 }
 
+// Reference-checked random operations: `n` puts, erases and gets (a third
+// each, drawn from an LCG seeded `seed`) on key_of(r) keys, each answer
+// checked against `ref` (a std::map) and `ref` updated.
+template <class M, class K, class KeyOf>
+void random_ops(M& m, std::map<K, std::int64_t>& ref, std::uint64_t seed, int n, KeyOf key_of) {
+  auto expect = [&](const K& k) {
+    auto it = ref.find(k);
+    return it == ref.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
+  };
+  std::uint64_t r = seed;
+  for (int i = 0; i < n; ++i) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    const K k = key_of(r);
+    const auto c = (r >> 20) % 3;
+    if (c == 0) {
+      EXPECT_EQ(m.put(0, k, i), expect(k));
+      ref[k] = i;
+    } else if (c == 1) {
+      EXPECT_EQ(m.erase(0, k), expect(k));
+      ref.erase(k);
+    } else {
+      EXPECT_EQ(m.get(0, k), expect(k));
+    }
+  }
+}
+
 template <class M>
 class OrderedMap : public ::testing::Test {};
 using Maps = ::testing::Types<fm::Bst<>, fm::SkipList<>>;
@@ -40,28 +66,10 @@ TYPED_TEST(OrderedMap, PutGetEraseFollowTheMapSpecificationAndRecover) {
   using M = TypeParam;
   TempPool pool{"montage-maps"};
   std::map<std::int64_t, std::int64_t> ref;
-  auto expect = [&](std::int64_t k) {
-    auto it = ref.find(k);
-    return it == ref.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
-  };
   {
     auto m = M::create(*pool, "m", 1, {}, manual());
-    std::uint64_t r = 1;
-    for (int i = 0; i < 5000; ++i) {
-      r = r * 6364136223846793005ull + 1442695040888963407ull;
-      // Negative keys too: the sentinels are above every int64.
-      const auto k = static_cast<std::int64_t>((r >> 33) % 200) - 100;
-      const auto c = (r >> 20) % 3;
-      if (c == 0) {
-        EXPECT_EQ(m->put(0, k, i), expect(k));
-        ref[k] = i;
-      } else if (c == 1) {
-        EXPECT_EQ(m->erase(0, k), expect(k));
-        ref.erase(k);
-      } else {
-        EXPECT_EQ(m->get(0, k), expect(k));
-      }
-    }
+    // Negative keys too: the sentinels are above every int64.
+    random_ops(*m, ref, 1, 5000, [](std::uint64_t r) { return static_cast<std::int64_t>((r >> 33) % 200) - 100; });
     m->sync();
     std::vector<std::pair<std::int64_t, std::int64_t>> want(ref.begin(), ref.end());
     EXPECT_EQ(m->contents(), want);
@@ -132,21 +140,8 @@ TEST(MontageHashMap, ThirtyTwoByteKeysFollowTheMapSpecificationAndRecover) {
   };
   {
     auto m = M::create(*pool, "m", 1, hm, manual());
-    std::uint64_t r = 7;
-    for (int i = 0; i < 4000; ++i) {
-      r = r * 6364136223846793005ull + 1442695040888963407ull;
-      const Key32 k = Key32::from(static_cast<std::int64_t>((r >> 33) % 300));
-      const auto c = (r >> 20) % 3;
-      if (c == 0) {
-        EXPECT_EQ(m->put(0, k, i), expect(k));
-        ref[k] = i;
-      } else if (c == 1) {
-        EXPECT_EQ(m->erase(0, k), expect(k));
-        ref.erase(k);
-      } else {
-        EXPECT_EQ(m->get(0, k), expect(k));
-      }
-    }
+    random_ops(*m, ref, 7, 4000,
+               [](std::uint64_t r) { return Key32::from(static_cast<std::int64_t>((r >> 33) % 300)); });
     m->sync();
   }
   pool.reopen();
