@@ -126,6 +126,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -662,8 +663,9 @@ class RedoOpt {
     bool logs = st.valid && st.held <= s && s - st.held <= kRing;
     std::shared_ptr<const BatchLog> got[kRing];
     for (std::uint64_t q = st.held + 1; logs && q <= s; ++q) {
-      // ORDER: acquire: the log's contents, published after its commit.
-      got[q - st.held - 1] = ring_[q % kRing].load(std::memory_order_acquire);
+      // ORDER: the slot's mutex: the log's contents, published after its
+      // commit.
+      got[q - st.held - 1] = ring_[q % kRing].get();
       logs = got[q - st.held - 1] != nullptr && got[q - st.held - 1]->seq == q;
     }
     if (logs) {
@@ -774,8 +776,8 @@ class RedoOpt {
     if constexpr ((Faults & kRedoOptNoCommitSync) == 0) persist::psync();
     r.held = s + 1;
     r.hint.store(s + 1, std::memory_order_relaxed);
-    // ORDER: release: the log's contents before its pointer.
-    ring_[(s + 1) % kRing].store(std::shared_ptr<const BatchLog>(std::move(log)), std::memory_order_release);
+    // ORDER: the slot's mutex: the log's contents before its pointer.
+    ring_[(s + 1) % kRing].put(std::move(log));
     raise_durable(s + 1);
     return Outcome::kCommitted;
   }
@@ -899,8 +901,32 @@ class RedoOpt {
   std::vector<Announce> ann_;
   std::atomic<std::uint64_t> durable_seq_{0};
   std::vector<std::unique_ptr<Replica>> reps_;
+  // One slot of the redo-log ring. Not std::atomic<std::shared_ptr>:
+  // libstdc++ 12's is a spin lock on the control-block pointer's low bit
+  // whose load() unlocks with a relaxed fetch_sub, so a later store()'s
+  // write of the object pointer is not ordered after that load's read (a
+  // data race in the C++ memory model; TSan reports it). A mutex per slot
+  // gives the same progress (either blocks behind a preempted holder) with
+  // an order the model and TSan see. The old log is released outside it.
+  class LogSlot {
+   public:
+    std::shared_ptr<const BatchLog> get() const {
+      std::lock_guard<std::mutex> g(m_);
+      return log_;
+    }
+    void put(std::shared_ptr<const BatchLog> log) {
+      {
+        std::lock_guard<std::mutex> g(m_);
+        log_.swap(log);
+      }
+    }
+
+   private:
+    mutable std::mutex m_;
+    std::shared_ptr<const BatchLog> log_;
+  };
   // The last kRing committed batches' redo logs (slot seq % kRing).
-  std::atomic<std::shared_ptr<const BatchLog>> ring_[kRing];
+  LogSlot ring_[kRing];
   std::atomic<std::uint64_t> replayed_{0}, copies_{0};
   std::atomic<std::uint64_t> helped_{0}, commits_{0}, ops_{0}, max_attempts_{0};
 };
