@@ -68,6 +68,13 @@ void stop_handler(int) {
 
 using wire::mix;
 
+// The threshold that samples about `want` of `verbs` crash points: k is
+// sampled iff a mix of k is <= it (every point when want >= verbs).
+std::uint64_t threshold_for(std::uint64_t want, std::uint64_t verbs) {
+  const double p = verbs == 0 ? 1.0 : std::min(1.0, static_cast<double>(want) / static_cast<double>(verbs));
+  return p >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(p * 18446744073709551615.0);
+}
+
 // ------------------------------------------------------------ the campaign
 
 struct Campaign {
@@ -480,8 +487,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       c.sched = nullptr;
       dry_verbs = verbs;
       c.all_points = false;
-      const double p = verbs == 0 ? 1.0 : std::min(1.0, static_cast<double>(points) / static_cast<double>(verbs));
-      c.sample_threshold = p >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(p * 18446744073709551615.0);
+      c.sample_threshold = threshold_for(points, verbs);
       c.ops_done.store(0);
     }
     if (cfg.crash_create) {
@@ -495,11 +501,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       if (cfg.create_crash_points > 0) {
         // Creation is deterministic: this one issued as many verbs as the
         // crashed one will (k counts from the pool's creation).
-        const std::uint64_t create_verbs = sim::verbs();
-        const double p = create_verbs == 0 ? 1.0
-                                           : std::min(1.0, static_cast<double>(cfg.create_crash_points) /
-                                                               static_cast<double>(create_verbs));
-        c.create_threshold = p >= 1.0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(p * 18446744073709551615.0);
+        c.create_threshold = threshold_for(cfg.create_crash_points, sim::verbs());
       }
       c.history.reset(cfg.threads, 1);
       c.phase = internal::Phase::kCreatePool;

@@ -24,7 +24,7 @@ T scaled(T n, std::type_identity_t<T> min = 1) {
 
 // CampaignConfig::create_crash_points for a correct variant's campaign
 // with crash_create: every verb inside creation (0) at scale 1, a sample of
-// about 1000 x scale of them below (100 under the sanitizer presets).
+// about 1000 x scale + 1 of them below (101 under the sanitizer presets).
 // Creation is the same code in every campaign of a structure; the release
 // pass explores all of it. Mutation and broken-variant campaigns keep
 // every point (what they must catch may sit at any one).
