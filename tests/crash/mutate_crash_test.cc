@@ -200,7 +200,9 @@ TEST(Mutate, EveryRedoOptSiteOfTheWaitFreeElectionIsCaught) {
   cfg.crash_create = true;
   cfg.dirty_heap = true;
   cfg.pool_size = std::size_t{4} << 20;
-  const auto m = fc::run_mutation(*s, cfg, {}, /*seeds=*/4, [](const ferrite::crash::sites::Site& site) {
+  // One seed (the campaigns are deterministic): its runs catch all five
+  // (the standard campaign's four seeds: 39 s instead of ~15 s).
+  const auto m = fc::run_mutation(*s, cfg, {}, /*seeds=*/1, [](const ferrite::crash::sites::Site& site) {
     return site.file.find("baselines/redoopt.h") != std::string::npos;
   });
   ASSERT_TRUE(m.error.empty()) << m.error;
