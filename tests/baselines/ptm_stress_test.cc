@@ -69,7 +69,9 @@ void quiescent(fb::OneFileWFObject<S>& o) {
 
 template <class Obj>
 void conservation(const char* tag, int threads, bool fifo) {
-  TempPool pool(tag, std::size_t{64} << 20);
+  // Room for RedoOpt's wait-free election's 2N replicas of kRegion (8 at 4
+  // threads).
+  TempPool pool(tag, std::size_t{128} << 20);
   Obj obj(*pool, "o", params(threads), kRegion);
   ferrite::test::run_conservation(
       threads, scaled(10000, 200),
