@@ -614,4 +614,75 @@ TEST(RedoOptFailure, AnOperationThatThrowsInItsOwnBatchIsRethrownWithoutEffect) 
   EXPECT_EQ(add(1).out, 7);
 }
 
+// Failures under contention: every fifth operation of each thread throws
+// in whichever combiner runs it (as a full region would). Each throws to
+// its own announcer, exactly once, and has no effect; the others are
+// applied exactly once (old values 0 .. m-1, the word ends at m), and no
+// thread gets another's exception.
+class RedoOptFailureStress : public ::testing::TestWithParam<int> {};
+TEST_P(RedoOptFailureStress, EachFailedOperationThrowsToItsAnnouncerOnlyAndHasNoEffect) {
+  const int threads = GetParam();
+  const int per = scaled(2000, 100);
+  TempPool pool("redo-fails", std::size_t{16} << 20);
+  fb::RedoOpt<> ptm(*pool, "r", {threads, std::size_t{1} << 16});
+  std::uint64_t off = 0;
+  ptm.transaction([&](int k) {
+    auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+    ptm.store(k, w, std::uint64_t{0});
+    off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+  });
+  struct Fail {
+    int t;
+    std::int64_t k;
+  };
+  std::vector<std::vector<std::int64_t>> outs(static_cast<std::size_t>(threads));
+  std::vector<int> failures(static_cast<std::size_t>(threads), 0), wrong(static_cast<std::size_t>(threads), 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (int k = 0; k < per; ++k) {
+        const bool fails = k % 5 == 4;
+        try {
+          // insert = false: an operation that throws (after a partial
+          // store); the arg names its announcer and index.
+          const fb::RedoOptResult r = ptm.update_op(
+              t, {!fails, static_cast<std::int64_t>(t) * per + k},
+              [&](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+                auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+                const std::uint64_t x = *w;
+                if (i == t && k % 3 == 1) std::this_thread::yield();  // let others run ours
+                ptm.store(j, w, x + 1);
+                if (!op.insert) throw Fail{static_cast<int>(op.arg / per), op.arg % per};
+                *out = static_cast<std::int64_t>(x);
+                return true;
+              });
+          if (fails) ++wrong[static_cast<std::size_t>(t)];
+          outs[static_cast<std::size_t>(t)].push_back(r.out);
+        } catch (const Fail& f) {
+          ++failures[static_cast<std::size_t>(t)];
+          if (!fails || f.t != t || f.k != k) ++wrong[static_cast<std::size_t>(t)];
+        }
+      }
+    });
+  for (auto& t : ts) t.join();
+  std::vector<std::int64_t> all;
+  for (int t = 0; t < threads; ++t) {
+    EXPECT_EQ(failures[static_cast<std::size_t>(t)], per / 5) << "thread " << t;
+    EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t << " got another operation's outcome";
+    all.insert(all.end(), outs[static_cast<std::size_t>(t)].begin(), outs[static_cast<std::size_t>(t)].end());
+  }
+  std::sort(all.begin(), all.end());
+  const auto m = static_cast<std::int64_t>(all.size());
+  ASSERT_EQ(m, static_cast<std::int64_t>(threads) * (per - per / 5));
+  for (std::int64_t i = 0; i < m; ++i) ASSERT_EQ(all[static_cast<std::size_t>(i)], i);
+  std::uint64_t final = 0;
+  ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+  EXPECT_EQ(final, static_cast<std::uint64_t>(m)) << "a failed operation left an effect, or one was lost";
+  std::printf("[redoopt-wf] failures, %d threads: %lld failed, %lld applied, %llu committed batches, %llu applied "
+              "for another thread\n",
+              threads, static_cast<long long>(threads) * (per / 5), static_cast<long long>(m),
+              static_cast<unsigned long long>(ptm.commits()), static_cast<unsigned long long>(ptm.helped()));
+}
+INSTANTIATE_TEST_SUITE_P(Threads, RedoOptFailureStress, ::testing::Values(2, 3, 4), threads_name);
+
 }  // namespace
