@@ -3,6 +3,8 @@
 // redoopt-stack, redoopt-queue, redoopt-heap (bench techniques and crash
 // subjects of the same names). Durably linearizable, not detectable.
 #include <algorithm>
+#include <cstddef>
+#include <memory>
 
 #include "baseline_common.h"
 #include "ferrite/baselines/redoopt.h"
@@ -14,15 +16,33 @@ namespace fa = ferrite::adapters;
 namespace fb = ferrite::baselines;
 namespace op = ferrite::op;
 
-// Three replicas (RedoOptObject's default) of an eighth of the pool each,
-// in whole 64 KiB chunks — 256 KiB in the crash campaigns' 2 MiB pools,
-// 32 MiB in the bench's 256 MiB ones. A whole copy copies the used part.
-// The correct RedoOpt of record elects its combiners wait-free (the
-// paper's); the ablation "lock" elects one by a try-lock with flat
-// combining (the same code, RedoOptElection::kLock).
+// The replicas RedoOptObject gives the election (fb::redoopt_replicas: 2N
+// for the wait-free one, at least 3; 3 for the lock) share 3/8 of the pool,
+// in whole 64 KiB chunks of at least one chunk each — the lock ablation's
+// three an eighth of the pool each as before (256 KiB in the crash
+// campaigns' 2 MiB pools, 32 MiB in the bench's 256 MiB ones); the
+// wait-free election's 2N = 6 at 3 threads 128 KiB each in a 2 MiB pool,
+// 2N = 4 at 2 threads 24 MiB each in a 256 MiB one. A whole copy copies
+// the used part. The correct RedoOpt of record elects its combiners
+// wait-free (the paper's); the ablation "lock" elects one by a try-lock
+// with flat combining (the same code, RedoOptElection::kLock).
+template <class Obj, op::Abstract A, fb::RedoOptElection E>
+struct RedoOptPtm : fa::SeqPtm<Obj, A, 8> {
+  using Handle = typename fa::SeqPtm<Obj, A, 8>::Handle;
+  static std::size_t region_bytes(const ferrite::pmem::Pool& pool, int threads) {
+    constexpr std::size_t kChunk = std::size_t{64} << 10;
+    const auto replicas = static_cast<std::size_t>(fb::redoopt_replicas(E, threads));
+    return std::max<std::size_t>(pool.size() * 3 / 8 / replicas / kChunk, 1) * kChunk;
+  }
+  static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    return std::make_unique<Obj>(*pool, s.name, fb::SeqParams{s.threads, s.value_size, s.heap_capacity},
+                                 region_bytes(*pool, s.threads));
+  }
+  static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
+};
 template <template <unsigned, class> class S, op::Abstract A, unsigned F = fb::kNoFaults,
           fb::RedoOptElection E = fb::RedoOptElection::kWaitFree>
-using RedoOpt = fa::SeqPtm<fb::RedoOptObject<S, F, E>, A, 8>;
+using RedoOpt = RedoOptPtm<fb::RedoOptObject<S, F, E>, A, E>;
 constexpr auto kLock = fb::RedoOptElection::kLock;
 
 constexpr auto kSt = op::Abstract::kStack;

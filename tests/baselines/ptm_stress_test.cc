@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -68,7 +69,9 @@ void quiescent(fb::OneFileWFObject<S>& o) {
 
 template <class Obj>
 void conservation(const char* tag, int threads, bool fifo) {
-  TempPool pool(tag, std::size_t{64} << 20);
+  // Room for RedoOpt's wait-free election's 2N replicas of kRegion (8 at 4
+  // threads).
+  TempPool pool(tag, std::size_t{128} << 20);
   Obj obj(*pool, "o", params(threads), kRegion);
   ferrite::test::run_conservation(
       threads, scaled(10000, 200),
@@ -205,11 +208,18 @@ class RedoOptStress : public ::testing::TestWithParam<int> {};
 // curComb have applied it too, to a replica that is dropped. Each operation
 // is applied exactly once to the committed state: the old values returned
 // are 0 .. n-1, each once, and the word ends at n.
+//
+// Bounded attempts: with the default 2N replicas (N = threads) an update
+// needs at most N combine attempts — each lost attempt saw a batch commit,
+// and at most N - 1 batches that read the announcements before ours (one
+// per other thread) commit without it (redoopt.h, "Bounded attempts"). With
+// three replicas it took up to 2,301 at 4 threads.
 TEST_P(RedoOptStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
   const int threads = GetParam();
   const int per = scaled(3000, 100);
   TempPool pool("redo-help", std::size_t{16} << 20);
-  fb::RedoOpt<> ptm(*pool, "r", {threads, std::size_t{1} << 16, 3});
+  fb::RedoOpt<> ptm(*pool, "r", {threads, std::size_t{1} << 16});
+  ASSERT_EQ(ptm.replicas(), std::max(3, 2 * threads));
   std::uint64_t off = 0;
   ptm.transaction([&](int k) {
     auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
@@ -249,13 +259,14 @@ TEST_P(RedoOptStress, HelpedOperationsAreAppliedExactlyOnceWithTheirResults) {
   ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
   EXPECT_EQ(final, static_cast<std::uint64_t>(n));
   EXPECT_EQ(ptm.seq(), ptm.commits() + 1) << "one commit per announced batch, plus the transaction";
+  EXPECT_LE(ptm.max_attempts(), static_cast<std::uint64_t>(threads)) << "an update needed more than N attempts";
   // How many were helped depends on the schedule (under ASan at two threads
   // the threads may not overlap at all): RedoOptHelping forces it.
-  std::printf("[redoopt-wf] %d threads: %lld ops, %llu committed batches, %llu applied for another thread, "
-              "at most %llu combine attempts per update, %llu whole copies\n",
-              threads, static_cast<long long>(n), static_cast<unsigned long long>(ptm.commits()),
+  std::printf("[redoopt-wf] %d threads, %d replicas: %lld ops, %llu committed batches, %llu applied for another "
+              "thread, at most %llu combine attempts per update, %llu full C2 passes, %llu whole copies\n",
+              threads, ptm.replicas(), static_cast<long long>(n), static_cast<unsigned long long>(ptm.commits()),
               static_cast<unsigned long long>(ptm.helped()), static_cast<unsigned long long>(ptm.max_attempts()),
-              static_cast<unsigned long long>(ptm.copies()));
+              static_cast<unsigned long long>(ptm.full_passes()), static_cast<unsigned long long>(ptm.copies()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, RedoOptStress, ::testing::Values(2, 3, 4), threads_name);
@@ -426,5 +437,252 @@ TEST(RedoOptHelping, AnOperationStalledInItsOwnCombineIsAppliedByAnotherCombiner
   ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
   EXPECT_EQ(final, 2u) << "an operation was applied twice or lost";
 }
+
+// C2 with 2N replicas (N = 3): thread 1 is stalled reading a replica that
+// is no longer curComb's, thread 2 is stalled in its own operation holding
+// a replica; thread 0's update still finds a free replica on its first
+// pass, applies thread 2's announced operation with its own, and returns
+// while both stay stalled. With three replicas (the old default, the
+// broken configuration here) the same update finds none: its C2 passes
+// fail until a stalled thread moves.
+struct Stalls {
+  fb::RedoOpt<> ptm;
+  std::uint64_t off = 0;
+  StallOnce reader, owner;
+  std::atomic<bool> arm{false};
+  Stalls(ferrite::pmem::Pool& pool, int replicas) : ptm(pool, "r", {3, std::size_t{1} << 16, replicas}) {
+    ptm.transaction([&](int k) {
+      auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+      ptm.store(k, w, std::uint64_t{0});
+      off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+    });
+  }
+  fb::RedoOptResult add(int t) {
+    return ptm.update_op(t, {true, 1}, [this, t](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+      auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+      const std::uint64_t x = *w;
+      if (t == 2 && i == 2 && arm.load()) owner.stall();
+      ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));
+      *out = static_cast<std::int64_t>(x);
+      return true;
+    });
+  }
+  // Thread 1 stalls reading replica k0; thread 2 commits (k0 is stale) and
+  // then stalls in its own next operation, on a replica of its own.
+  void stall_two(std::thread& t1, std::thread& t2) {
+    t1 = std::thread([&] { ptm.read(1, [&](int) { reader.stall(); }); });
+    reader.wait_stalled();
+    t2 = std::thread([&] {
+      add(2);
+      arm.store(true);
+      add(2);
+    });
+    owner.wait_stalled();
+  }
+  std::uint64_t word() {
+    std::uint64_t v = 0;
+    ptm.read(0, [&](int j) { v = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+    return v;
+  }
+};
+
+TEST(RedoOptBound, WithTwoReplicasPerThreadAnUpdateFindsOneWhileTwoThreadsStall) {
+  TempPool pool("redo-bound", std::size_t{16} << 20);
+  Stalls s(*pool, 0);
+  ASSERT_EQ(s.ptm.replicas(), 6);
+  std::thread t1, t2;
+  s.stall_two(t1, t2);
+  const fb::RedoOptResult r0 = s.add(0);  // both still stalled
+  const auto passes = s.ptm.full_passes();
+  const auto attempts = s.ptm.max_attempts();
+  const auto helped = s.ptm.helped();
+  s.reader.release();
+  s.owner.release();
+  t1.join();
+  t2.join();
+  ASSERT_FALSE(s.reader.timed_out() || s.owner.timed_out());
+  EXPECT_EQ(passes, 0u) << "C2 found no free replica among 2N";
+  EXPECT_EQ(attempts, 1u);
+  EXPECT_EQ(helped, 1u) << "thread 0's batch did not apply thread 2's announced operation";
+  EXPECT_TRUE(r0.ok);
+  EXPECT_EQ(s.word(), 3u);
+}
+
+TEST(RedoOptBound, WithThreeReplicasTheSameUpdateWaitsForAStalledThread) {
+  TempPool pool("redo-bound3", std::size_t{16} << 20);
+  Stalls s(*pool, 3);
+  std::thread t1, t2;
+  s.stall_two(t1, t2);
+  std::atomic<bool> returned{false};
+  std::thread t0([&] {
+    s.add(0);
+    returned.store(true);
+  });
+  // Its C2 finds every other replica owned or read, and looks again.
+  while (s.ptm.full_passes() == 0 && !returned.load()) std::this_thread::yield();
+  EXPECT_FALSE(returned.load()) << "an update returned with no free replica";
+  s.reader.release();
+  s.owner.release();
+  t0.join();
+  t1.join();
+  t2.join();
+  EXPECT_GE(s.ptm.full_passes(), 1u);
+  EXPECT_EQ(s.word(), 3u);
+}
+
+// An operation that throws in another thread's combiner: the combiner's
+// batch is dropped, the failure recorded as that operation's result, and
+// only its announcer gets the exception (the combiner's own update
+// returns); the failed operation has no effect. Thread 1 stalls in its own
+// operation; thread 0's function throws on thread 1's operation.
+TEST(RedoOptFailure, AnOperationThatThrowsInAnotherThreadsCombinerIsRethrownToItsAnnouncerOnly) {
+  TempPool pool("redo-throw", std::size_t{16} << 20);
+  fb::RedoOpt<> ptm(*pool, "r", {2, std::size_t{1} << 16});
+  std::uint64_t off = 0;
+  ptm.transaction([&](int k) {
+    auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+    ptm.store(k, w, std::uint64_t{0});
+    off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+  });
+  StallOnce gate;
+  auto add = [&](int t) {
+    return ptm.update_op(t, {true, t == 1 ? 10 : 1}, [&, t](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+      auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+      const std::uint64_t x = *w;
+      ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));  // a partial effect, then
+      if (t == 0 && i == 1) throw std::runtime_error("thread 1's operation failed in thread 0's combiner");
+      if (t == 1 && i == 1) gate.stall();
+      *out = static_cast<std::int64_t>(x);
+      return true;
+    });
+  };
+  std::string caught;
+  std::thread t1([&] {
+    try {
+      add(1);
+    } catch (const std::runtime_error& e) {
+      caught = e.what();
+    }
+  });
+  gate.wait_stalled();
+  fb::RedoOptResult r0;
+  bool threw0 = false;
+  try {
+    r0 = add(0);
+  } catch (...) {
+    threw0 = true;
+  }
+  gate.release();
+  t1.join();
+  ASSERT_FALSE(gate.timed_out());
+  EXPECT_FALSE(threw0) << "the combiner got another thread's exception";
+  EXPECT_TRUE(r0.ok);
+  EXPECT_EQ(r0.out, 0);
+  EXPECT_EQ(caught, "thread 1's operation failed in thread 0's combiner");
+  std::uint64_t final = 0;
+  ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+  EXPECT_EQ(final, 1u) << "the failed operation left an effect, or thread 0's was lost";
+  // Both threads go on.
+  EXPECT_EQ(add(0).out, 1);
+}
+
+// A thread's own operation that throws in its own batch: rethrown to it,
+// no effect, and the next operation runs.
+TEST(RedoOptFailure, AnOperationThatThrowsInItsOwnBatchIsRethrownWithoutEffect) {
+  TempPool pool("redo-throw1", std::size_t{16} << 20);
+  fb::RedoOpt<> ptm(*pool, "r", {1, std::size_t{1} << 16});
+  std::uint64_t off = 0;
+  ptm.transaction([&](int k) {
+    auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+    ptm.store(k, w, std::uint64_t{0});
+    off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+  });
+  auto add = [&](std::int64_t arg) {
+    return ptm.update_op(0, {true, arg}, [&](int j, int, const fb::RedoOptOp& op, std::int64_t* out) {
+      auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+      const std::uint64_t x = *w;
+      ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));
+      if (op.arg < 0) throw std::invalid_argument("negative");
+      *out = static_cast<std::int64_t>(x);
+      return true;
+    });
+  };
+  EXPECT_EQ(add(5).out, 0);
+  EXPECT_THROW(add(-1), std::invalid_argument);
+  EXPECT_EQ(add(2).out, 5) << "the failed operation left an effect";
+  EXPECT_THROW(add(-3), std::invalid_argument);
+  EXPECT_EQ(add(1).out, 7);
+}
+
+// Failures under contention: every fifth operation of each thread throws
+// in whichever combiner runs it (as a full region would). Each throws to
+// its own announcer, exactly once, and has no effect; the others are
+// applied exactly once (old values 0 .. m-1, the word ends at m), and no
+// thread gets another's exception.
+class RedoOptFailureStress : public ::testing::TestWithParam<int> {};
+TEST_P(RedoOptFailureStress, EachFailedOperationThrowsToItsAnnouncerOnlyAndHasNoEffect) {
+  const int threads = GetParam();
+  const int per = scaled(2000, 100);
+  TempPool pool("redo-fails", std::size_t{16} << 20);
+  fb::RedoOpt<> ptm(*pool, "r", {threads, std::size_t{1} << 16});
+  std::uint64_t off = 0;
+  ptm.transaction([&](int k) {
+    auto* w = static_cast<std::uint64_t*>(ptm.alloc(k, 8));
+    ptm.store(k, w, std::uint64_t{0});
+    off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
+  });
+  struct Fail {
+    int t;
+    std::int64_t k;
+  };
+  std::vector<std::vector<std::int64_t>> outs(static_cast<std::size_t>(threads));
+  std::vector<int> failures(static_cast<std::size_t>(threads), 0), wrong(static_cast<std::size_t>(threads), 0);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (int k = 0; k < per; ++k) {
+        const bool fails = k % 5 == 4;
+        try {
+          // insert = false: an operation that throws (after a partial
+          // store); the arg names its announcer and index.
+          const fb::RedoOptResult r = ptm.update_op(
+              t, {!fails, static_cast<std::int64_t>(t) * per + k},
+              [&](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+                auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+                const std::uint64_t x = *w;
+                if (i == t && k % 3 == 1) std::this_thread::yield();  // let others run ours
+                ptm.store(j, w, x + 1);
+                if (!op.insert) throw Fail{static_cast<int>(op.arg / per), op.arg % per};
+                *out = static_cast<std::int64_t>(x);
+                return true;
+              });
+          if (fails) ++wrong[static_cast<std::size_t>(t)];
+          outs[static_cast<std::size_t>(t)].push_back(r.out);
+        } catch (const Fail& f) {
+          ++failures[static_cast<std::size_t>(t)];
+          if (!fails || f.t != t || f.k != k) ++wrong[static_cast<std::size_t>(t)];
+        }
+      }
+    });
+  for (auto& t : ts) t.join();
+  std::vector<std::int64_t> all;
+  for (int t = 0; t < threads; ++t) {
+    EXPECT_EQ(failures[static_cast<std::size_t>(t)], per / 5) << "thread " << t;
+    EXPECT_EQ(wrong[static_cast<std::size_t>(t)], 0) << "thread " << t << " got another operation's outcome";
+    all.insert(all.end(), outs[static_cast<std::size_t>(t)].begin(), outs[static_cast<std::size_t>(t)].end());
+  }
+  std::sort(all.begin(), all.end());
+  const auto m = static_cast<std::int64_t>(all.size());
+  ASSERT_EQ(m, static_cast<std::int64_t>(threads) * (per - per / 5));
+  for (std::int64_t i = 0; i < m; ++i) ASSERT_EQ(all[static_cast<std::size_t>(i)], i);
+  std::uint64_t final = 0;
+  ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+  EXPECT_EQ(final, static_cast<std::uint64_t>(m)) << "a failed operation left an effect, or one was lost";
+  std::printf("[redoopt-wf] failures, %d threads: %lld failed, %lld applied, %llu committed batches, %llu applied "
+              "for another thread\n",
+              threads, static_cast<long long>(threads) * (per / 5), static_cast<long long>(m),
+              static_cast<unsigned long long>(ptm.commits()), static_cast<unsigned long long>(ptm.helped()));
+}
+INSTANTIATE_TEST_SUITE_P(Threads, RedoOptFailureStress, ::testing::Values(2, 3, 4), threads_name);
 
 }  // namespace

@@ -104,7 +104,8 @@ TEST(RedoOpt, AReadRunsOnTheCurrentReplicaWithoutAVerb) {
   EXPECT_EQ(d.pwb + d.pfence + d.psync, 0u);
 }
 
-// Steady state, one thread, three replicas: each update brings the replica
+// Steady state, one thread, 2N = 8 replicas (N = 4; at one thread two of
+// them alternate: C2 prefers the most recent): each update brings the replica
 // up to date with the logs of the batches it missed (no whole copy), writes
 // back every line changed in that replica once, one pfence, and curComb with
 // one psync.
@@ -139,9 +140,9 @@ TEST(RedoOpt, AnUpdateCostsOnePfenceOnePsyncAndAPwbPerChangedLine) {
   }
   EXPECT_EQ(s.ptm().copies(), copies);  // replica reuse: logs only
   EXPECT_GT(s.ptm().lines_replayed(), 0u);
-  std::printf("[redoopt] pwb per op (1 thread, 3 replicas): stack push %.2f, pop %.2f; float mul %.2f; "
+  std::printf("[redoopt] pwb per op (1 thread, %d replicas): stack push %.2f, pop %.2f; float mul %.2f; "
               "heap insert (1k keys) %.2f\n",
-              static_cast<double>(push.pwb) / kOps, static_cast<double>(pop.pwb) / kOps,
+              s.ptm().replicas(), static_cast<double>(push.pwb) / kOps, static_cast<double>(pop.pwb) / kOps,
               static_cast<double>(mul.pwb) / kOps, static_cast<double>(ins.pwb) / kOps);
   // The float: its value line and curComb, twice the value line at most
   // (the missed batch's line is the same line).
@@ -169,13 +170,20 @@ TEST(RedoOpt, AFailedBatchLeavesTheStateAndTheReplicaIsCopiedAnew) {
   Stack s(*pool, "s", params(), 8192);  // the minimum: room for ~50 nodes
   std::int64_t v = 0;
   int pushed = 0;
+  // Copies before the failing push: its batch's replica is copied anew
+  // when next taken — by the retry that applies the push as failed (the
+  // wait-free election records the exception as the operation's result),
+  // or by a later push.
+  std::uint64_t copies = 0;
   try {
-    for (;; ++pushed) s.apply(0, true, pushed, &v);
+    for (;; ++pushed) {
+      copies = s.ptm().copies();
+      s.apply(0, true, pushed, &v);
+    }
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("region full"), std::string::npos) << e.what();
   }
   ASSERT_GT(pushed, 10);
-  const auto copies = s.ptm().copies();
   EXPECT_EQ(s.snapshot().size(), static_cast<std::size_t>(pushed));
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(s.apply(0, false, 0, &v));
@@ -231,6 +239,49 @@ TEST(RedoOpt, ARegionOfAnotherObjectTypeOrARootOfAnotherStructureIsRefused) {
   EXPECT_THROW(Queue(*pool, "x", params(), kRegion), std::runtime_error);
   { fb::RomulusObject<fb::SeqStack> r(*pool, "rom", params(), kRegion); }
   EXPECT_THROW(Stack(*pool, "rom", params(), kRegion), std::exception);
+}
+
+// The root's layout is version 2 (room for 256 replicas); a version-1 root
+// (8 replica pointers) is refused by the pool's type check, and a root
+// whose replica count or replica pointers are corrupt by RedoOpt's own.
+struct RedoOptRootV1 {
+  static constexpr std::uint32_t kTypeTag = fb::RedoOptRoot::kTypeTag;
+  static constexpr std::uint32_t kTypeVersion = 1;
+  alignas(64) std::uint64_t words[24] = {};
+};
+TEST(RedoOpt, AnOldLayoutRootOrACorruptReplicaCountIsRefused) {
+  TempPool pool("redo-layout");
+  pool->create_root<RedoOptRootV1>("old");
+  try {
+    Stack s(*pool, "old", params(), kRegion);
+    ADD_FAILURE() << "a version-1 root was opened";
+  } catch (const std::exception& e) {
+    std::printf("[redoopt] version-1 root: %s\n", e.what());
+  }
+  { Stack s(*pool, "s", params(), kRegion); s.ptm().root()->replicas = 300; }
+  try {
+    Stack s(*pool, "s", params(), kRegion);
+    ADD_FAILURE() << "300 replicas accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt root"), std::string::npos) << e.what();
+  }
+  { Stack s(*pool, "t", params(), kRegion); s.ptm().root()->replica[1] = nullptr; }
+  try {
+    Stack s(*pool, "t", params(), kRegion);
+    ADD_FAILURE() << "a null replica accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt root"), std::string::npos) << e.what();
+  }
+}
+
+// The default replica count: 2N for the wait-free election, 3 for the lock.
+TEST(RedoOpt, TheWaitFreeElectionGetsTwoReplicasPerThread) {
+  TempPool pool("redo-count");
+  Stack s(*pool, "s", params(), kRegion);
+  EXPECT_EQ(s.ptm().replicas(), 8);
+  fb::RedoOptObject<fb::SeqStack, fb::kNoFaults, fb::RedoOptElection::kLock> l(*pool, "l", params(), kRegion);
+  EXPECT_EQ(l.ptm().replicas(), 3);
+  EXPECT_THROW(fb::RedoOpt<>(*pool, "big", {129, kRegion}), std::invalid_argument);  // 258 > 256
 }
 
 TEST(RedoOpt, ACorruptCurCombFailsInsteadOfGuessing) {

@@ -181,6 +181,36 @@ TEST(Mutate, EveryCombiningSiteOfPWFStackIsCaught) {
   expect_all_caught_but_invariant_1(standard_mutation("pwf-stack"), 14, 6);
 }
 
+// RedoOpt's wait-free (announced, CAS-elected) combiners, the redoopt-* of
+// record: the standard campaign restricted to redoopt.h's own sites (the
+// pool's and heap's are the guards above). Every one is caught: creation's
+// pwb of replica 0's header, C5's pwb of the replica's lines and its
+// pfence, C7's pwb of curComb and its psync (docs/crash.md §6,
+// "Competitors").
+TEST(Mutate, EveryRedoOptSiteOfTheWaitFreeElectionIsCaught) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const auto* s = fc::find_subject("redoopt-stack", "correct");
+  ASSERT_NE(s, nullptr);
+  fc::CampaignConfig cfg;
+  cfg.threads = 3;
+  cfg.instance_threads = 16;
+  cfg.ops = 40;
+  cfg.crash_points = 2000;
+  cfg.images = 2;
+  cfg.crash_create = true;
+  cfg.dirty_heap = true;
+  cfg.pool_size = std::size_t{4} << 20;
+  // One seed (the campaigns are deterministic): its runs catch all five
+  // (the standard campaign's four seeds: 39 s instead of ~15 s).
+  const auto m = fc::run_mutation(*s, cfg, {}, /*seeds=*/1, [](const ferrite::crash::sites::Site& site) {
+    return site.file.find("baselines/redoopt.h") != std::string::npos;
+  });
+  ASSERT_TRUE(m.error.empty()) << m.error;
+  for (const auto& v : m.sites)
+    EXPECT_TRUE(v.caught) << v.site.id() << " (" << v.site.function << ") is no longer caught" << describe(m);
+  EXPECT_EQ(m.sites.size(), 5u) << describe(m);
+}
+
 // One thread, no ASan restriction: PBstack's run-phase and creation sites.
 TEST(Mutate, PBStacksSitesAreCaughtWithOneThread) {
   const auto* s = fc::find_subject("pb-stack", "correct");

@@ -12,8 +12,9 @@
 // algorithm and line numbers are not cited; the steps C1–C8 below are ours,
 // in the order the paper describes them.
 //
-// What it is. The object lives in R replicas (R >= 2, a small pool: not one
-// per thread) in the Ferrite pool. A persistent word, curComb, names the
+// What it is. The object lives in R replicas (R >= 2; by default 2N for
+// the wait-free election, N = max_threads, and 3 for the lock one) in the
+// Ferrite pool. A persistent word, curComb, names the
 // replica that holds the last committed state and its sequence number. An
 // update never touches that replica: a combiner takes another one, brings it
 // up to date, applies every announced operation to it, writes back the
@@ -64,6 +65,45 @@
 // did not move (Dekker with C2), wait until curComb's batch is durable
 // (C7's psync done), run on k, leave.
 //
+// Bounded attempts (kWaitFree, every update announced through update_op).
+// An update_op needs at most N combine attempts, and C2 finds a replica in
+// a bounded number of passes, when R >= 2N:
+//   * an attempt is lost only if a batch committed inside it (C2 saw
+//     curComb move, or C7's CAS failed). A batch that committed after our
+//     announcement and lacks our operation read the announcements before
+//     our ticket, so it is the attempt some other thread had under way when
+//     we announced: at most N - 1 of them. The next batch to commit holds
+//     our operation: N attempts at most (done() sees it before another);
+//   * C2 while no batch commits: at any instant another thread blocks at
+//     most two replicas — the one it reads (done(), read(), or a
+//     combiner's source until C3; a reader entering now enters curComb's
+//     replica) and the one it owns — and we read curComb's. So 2N
+//     replicas leave one neither owned nor read by anyone but us, and a
+//     pass that finds none is one during which another thread released a
+//     replica or left one it read (it moved from a stale attempt or read
+//     to curComb's, or hopped past a replica with a stale reader); such
+//     moves are finitely many while no batch commits (each thread has one
+//     stale attempt and one stale read, and hops at most once past each
+//     stale reader), so the passes are bounded too;
+//   * what is not bounded by our own steps: waiting for the psync of the
+//     batch we build on (ensure_durable, C3 and done()), and enter()'s
+//     retry when curComb moved between its two loads (lock-free: each
+//     retry is another thread's commit). update(fn) closures, which no
+//     other thread can run, are lock-free (solo). An operation that throws
+//     costs its announcer and each combiner that ran it one more attempt.
+// With fewer replicas (the lock election's 3, or a RedoOptParams::replicas
+// below 2N) C2 may find none free and wait for a replica to be released.
+//
+// A failing operation (kWaitFree). The sequential operation may throw (a
+// full region) in whichever combiner runs it. That combiner records the
+// exception as the operation's result (Announce::failed/error), drops its
+// batch (the replica holds the operation's partial stores: invalid, copied
+// anew) and retries; every later batch applies the operation as failed —
+// no effect, the replica's Meta says error — and its announcer rethrows
+// the recorded exception once a durable state holds that. The combiner's
+// own update goes on. update(fn) rethrows fn's exception to its caller;
+// kLock's flat-combined batch rethrows to every request in it.
+//
 // Pointers. The replicas live at different addresses and the objects hold
 // raw pointers into their own replica (each replica has its own instance of
 // the object, attached to it). Every replica carries a pointer bitmap (one
@@ -104,11 +144,11 @@
 // Deviations from the paper (docs/baselines.md, "RedoOpt"): replicas are
 // taken by a CAS on an owner word, not CX's strong try reader-writer lock
 // (readers announce per thread and a combiner skips a replica with one);
-// a small pool of replicas (3), not 2N: with every other replica owned or
-// read an attempt finds none and retries, so the bound on attempts is not
-// proved here (the stress test reports the most seen), and a combiner, reader or
-// announcer waits for the psync of the batch it builds on or returns
-// (ensure_durable(): one blocking step). The log is kept per
+// 2N replicas (CX's count; the reference RedoOpt allocates up to N + 1),
+// allocated up front, for the bound above (an argument, not a
+// machine-checked proof; the stress test asserts the N attempts); and a
+// combiner, reader or announcer waits for the psync of the batch it builds
+// on or returns (ensure_durable(): one blocking step). The log is kept per
 // cache line, not per word with an undo part (a failed batch marks its
 // replica invalid instead of undoing it); logs are kept in DRAM as shared
 // immutable records; the allocator is the small one above. Not detectable,
@@ -133,6 +173,7 @@
 #include <string_view>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferrite/baselines/flat_combining.h"
@@ -151,12 +192,15 @@ inline constexpr unsigned kRedoOptNoReplicaFence = 1u << 10;  // C5 without its 
 inline constexpr unsigned kRedoOptNoCommitSync = 1u << 11;    // C7 without its psync
 
 // The pool root: curComb and where the replicas are.
+// Version 2 (issue 16): room for 256 replicas (the wait-free election's
+// 2N, below); version 1 had 8. A version-1 root is refused by the pool's
+// root lookup (type version mismatch), never reinterpreted.
 struct RedoOptRoot {
   static constexpr std::uint32_t kTypeTag = 0x5244'4F50;  // "RDOP"
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;
   static constexpr const char* kTypeName = "baselines::RedoOpt";
-  static constexpr int kMaxReplicas = 8;
   static constexpr int kIdxBits = 8;
+  static constexpr int kMaxReplicas = 1 << kIdxBits;  // curComb's index field
   RedoOptRoot(int n, std::uint64_t bytes, const std::array<std::uint8_t*, kMaxReplicas>& r)
       : replicas(static_cast<std::uint64_t>(n)), region_bytes(bytes), replica(r) {}
   // curComb = seq << 8 | replica index. Written only by the combiner; an
@@ -170,7 +214,7 @@ struct RedoOptRoot {
 static_assert(offsetof(RedoOptRoot, cur_comb) == 0);
 static_assert(offsetof(RedoOptRoot, replicas) == 64);
 static_assert(offsetof(RedoOptRoot, replica) == 80);
-static_assert(sizeof(RedoOptRoot) == 192);
+static_assert(sizeof(RedoOptRoot) == 2176);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
 // The header at offset 0 of each replica. Offsets, never pointers.
@@ -192,7 +236,7 @@ static_assert(sizeof(RedoOptRegion) == kRedoOptHeaderBytes);
 struct RedoOptParams {
   int max_threads = 8;
   std::size_t region_bytes = std::size_t{1} << 20;  // per replica
-  int replicas = 3;
+  int replicas = 0;  // 0: redoopt_replicas(election, max_threads)
 };
 
 // How the combiner is elected (docs/baselines.md, "RedoOpt"):
@@ -206,6 +250,16 @@ struct RedoOptParams {
 //   kLock      a try-lock with flat combining (as RomulusLog's writers): one
 //              combiner at a time (the ablation redoopt-lock-*).
 enum class RedoOptElection { kWaitFree, kLock };
+
+// The replicas a new RedoOpt gets by default. kWaitFree: 2N for N =
+// max_threads (at least 3), the bound under which C2 always finds a
+// replica while no batch commits ("Bounded attempts" in RedoOpt's comment);
+// kLock: 3 (one combiner at a time: curComb's replica, the combiner's, and
+// a spare for when a stale reader is on one; it waits for readers to leave
+// otherwise).
+constexpr int redoopt_replicas(RedoOptElection e, int max_threads) {
+  return e == RedoOptElection::kLock ? 3 : std::max(3, 2 * std::max(max_threads, 1));
+}
 
 // An announced operation and its result (the sequential objects' one entry
 // point, apply(tid, insert, arg, &out) -> ok), as OneFile-WF's.
@@ -233,11 +287,13 @@ class RedoOpt {
     if (pool.has_root(name)) {
       root_ = pool.root<RedoOptRoot>(name);
     } else {
-      if (p.replicas < 2 || p.replicas > RedoOptRoot::kMaxReplicas)
-        throw std::invalid_argument("RedoOpt: replicas must be in [2, 8]");
+      const int want = p.replicas > 0 ? p.replicas : redoopt_replicas(E, max_);
+      if (want < 2 || want > RedoOptRoot::kMaxReplicas)
+        throw std::invalid_argument("RedoOpt: replicas must be in [2, 256], got " + std::to_string(want) +
+                                    (p.replicas > 0 ? "" : " (2 x max_threads)"));
       const std::size_t bytes = std::max<std::size_t>((p.region_bytes + 4095) & ~std::size_t{4095}, 8192);
       std::array<std::uint8_t*, RedoOptRoot::kMaxReplicas> r{};
-      for (int k = 0; k < p.replicas; ++k) {
+      for (int k = 0; k < want; ++k) {
         r[static_cast<std::size_t>(k)] = static_cast<std::uint8_t*>(pool.heap().alloc(bytes, 0));
         if (reinterpret_cast<std::uintptr_t>(r[static_cast<std::size_t>(k)]) % 64 != 0)
           throw std::logic_error("RedoOpt: replica blocks are not line aligned");
@@ -257,12 +313,17 @@ class RedoOpt {
       // root is published no root marks the blocks: the pool's recovery
       // frees them.
       persist::pwb(h, sizeof(RedoOptRegion));
-      root_ = pool.create_root<RedoOptRoot>(name, p.replicas, static_cast<std::uint64_t>(bytes), r);
+      root_ = pool.create_root<RedoOptRoot>(name, want, static_cast<std::uint64_t>(bytes), r);
     }
     n_ = static_cast<int>(root_->replicas);
     bytes_ = root_->region_bytes;
     if (n_ < 2 || n_ > RedoOptRoot::kMaxReplicas || bytes_ < 8192 || bytes_ % 4096 != 0)
-      throw std::runtime_error("RedoOpt: corrupt root");
+      throw std::runtime_error("RedoOpt: corrupt root (" + std::to_string(root_->replicas) + " replicas of " +
+                               std::to_string(bytes_) + " bytes)");
+    for (int k = 0; k < n_; ++k)
+      if (root_->replica[static_cast<std::size_t>(k)] == nullptr ||
+          reinterpret_cast<std::uintptr_t>(root_->replica[static_cast<std::size_t>(k)]) % 64 != 0)
+        throw std::runtime_error("RedoOpt: corrupt root (replica " + std::to_string(k) + " is not a line)");
     bitmap_off_ = bytes_ - bytes_ / 64;
     const std::uint64_t c = root_->cur_comb.load(std::memory_order_acquire);
     if (static_cast<int>(c & 0xff) >= n_) throw std::runtime_error("RedoOpt: corrupt curComb " + std::to_string(c));
@@ -440,6 +501,9 @@ class RedoOpt {
   std::uint64_t helped() const { return helped_.load(std::memory_order_relaxed); }
   std::uint64_t commits() const { return commits_.load(std::memory_order_relaxed); }
   std::uint64_t max_attempts() const { return max_attempts_.load(std::memory_order_relaxed); }
+  // C2 passes that found every other replica owned or read (and looked
+  // again).
+  std::uint64_t full_passes() const { return full_passes_.load(std::memory_order_relaxed); }
 
  private:
   struct Request {
@@ -453,11 +517,19 @@ class RedoOpt {
   // fields under an older ticket, but the batch that does started from a
   // state without that ticket, while the announcer moved on only after a
   // state with it committed: that batch's CAS on curComb fails.
+  //
+  // A failed operation (its function threw, in whichever combiner ran it):
+  // the thrower records (ticket, exception) here under `m` and drops its
+  // batch; every later batch applies the operation as failed (no effect,
+  // Meta.error), and its announcer rethrows the recorded exception.
   struct alignas(64) Announce {
     std::atomic<std::uint64_t> ticket{0};  // 0: nothing announced yet
     std::atomic<bool> insert{false};
     std::atomic<std::int64_t> arg{0};
     std::uint64_t mine = 0;  // the owner's last ticket (owner only)
+    std::atomic<std::uint64_t> failed{0};  // the ticket `error` belongs to (written under m)
+    std::mutex m;
+    std::exception_ptr error;  // under m
   };
   // Per replica and thread (kWaitFree): the last ticket of the thread the
   // replica's state holds, and its result. Written by the replica's owner
@@ -467,12 +539,14 @@ class RedoOpt {
     std::atomic<std::uint64_t> ticket{0};
     std::atomic<bool> ok{false};
     std::atomic<std::int64_t> out{0};
+    std::atomic<bool> error{false};  // the operation threw (Announce::error)
   };
   struct MetaDelta {
     int t;
     std::uint64_t ticket;
     bool ok;
     std::int64_t out;
+    bool error = false;
   };
   // One line of a redo log: its final contents, pointer words as offset + 1.
   struct LogLine {
@@ -621,40 +695,52 @@ class RedoOpt {
   }
 
   // C2: take a replica j != cur (curComb's) with no reader on it,
-  // preferring the fewest batches behind. -1: every other replica is owned
-  // or read. `me` is the taker's tid + 1.
+  // preferring the fewest batches behind. -1: curComb moved past c (the
+  // attempt is lost: a batch committed). Otherwise it returns a replica:
+  // when a pass finds every other replica owned or read it looks again —
+  // with 2N replicas only while another thread moves (see "Bounded
+  // attempts"); with fewer it may wait for one to leave. `me` is the
+  // taker's tid + 1.
   int acquire(std::uint64_t c, std::uint32_t me) {
     const int cur = static_cast<int>(c & 0xff);
-    int order[RedoOptRoot::kMaxReplicas];
+    std::array<std::pair<std::uint64_t, int>, RedoOptRoot::kMaxReplicas> order;
     int m = 0;
+    // The most recent first. Relaxed: a preference only.
     for (int k = 0; k < n_; ++k)
-      if (k != cur) order[m++] = k;
-    // The most recent first (insertion sort of at most 7). Relaxed: a
-    // preference only.
-    for (int x = 1; x < m; ++x)
-      for (int y = x; y > 0 && rep(order[y]).hint.load(std::memory_order_relaxed) >
-                                   rep(order[y - 1]).hint.load(std::memory_order_relaxed);
-           --y)
-        std::swap(order[y], order[y - 1]);
-    for (int x = 0; x < m; ++x) {
-      const int k = order[x];
-      Replica& r = rep(k);
-      std::uint32_t free = 0;
-      // ORDER: acquire (and seq_cst, for the Dekker below): the previous
-      // owner's stores to the replica and its volatile state happen before
-      // ours.
-      if (!r.owner.compare_exchange_strong(free, me, std::memory_order_seq_cst, std::memory_order_relaxed)) continue;
-      // Owned, curComb can name k only if it did before we took it: check
-      // it still is c (names cur != k); from now on no one else commits k.
-      bool ok = root_->cur_comb.load(std::memory_order_seq_cst) == c;
-      // ORDER: seq_cst (Dekker with enter()): a reader that validated
-      // curComb while k was current is seen here.
-      for (std::size_t t = 0; ok && t < reading_.size(); ++t)
-        if (reading_[t].value.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(k) + 1) ok = false;
-      if (ok) return k;
-      r.owner.store(0, std::memory_order_release);
+      if (k != cur) order[static_cast<std::size_t>(m++)] = {rep(k).hint.load(std::memory_order_relaxed), k};
+    std::stable_sort(order.begin(), order.begin() + m, [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::uint32_t spins = 0;
+    for (;;) {
+      for (int x = 0; x < m; ++x) {
+        const int k = order[static_cast<std::size_t>(x)].second;
+        Replica& r = rep(k);
+        // A lost attempt takes nothing: a combiner whose c is stale holds
+        // no replica past this check (at most the one it took as c moved).
+        if (root_->cur_comb.load(std::memory_order_seq_cst) != c) return -1;
+        std::uint32_t free = 0;
+        // ORDER: acquire (and seq_cst, for the Dekker below): the previous
+        // owner's stores to the replica and its volatile state happen
+        // before ours.
+        if (!r.owner.compare_exchange_strong(free, me, std::memory_order_seq_cst, std::memory_order_relaxed)) continue;
+        // Owned, curComb can name k only if it did before we took it: check
+        // it still is c (names cur != k); from now on no one else commits k.
+        if (root_->cur_comb.load(std::memory_order_seq_cst) != c) {
+          r.owner.store(0, std::memory_order_release);
+          return -1;
+        }
+        bool ok = true;
+        // ORDER: seq_cst (Dekker with enter()): a reader that validated
+        // curComb while k was current is seen here.
+        for (std::size_t t = 0; ok && t < reading_.size(); ++t)
+          if (reading_[t].value.load(std::memory_order_seq_cst) == static_cast<std::uint32_t>(k) + 1) ok = false;
+        if (ok) return k;
+        r.owner.store(0, std::memory_order_release);
+      }
+      // Every other replica was owned or read when we looked at it, and no
+      // batch committed. Relaxed: statistics.
+      full_passes_.fetch_add(1, std::memory_order_relaxed);
+      backoff(spins);
     }
-    return -1;
   }
 
   // C3: replica j := state s (held by replica cur, which we read on).
@@ -685,7 +771,7 @@ class RedoOpt {
       for (int t = 0; t < max_; ++t) {
         const Meta& m = rep(cur).meta[static_cast<std::size_t>(t)];
         set_meta(j, {t, m.ticket.load(std::memory_order_relaxed), m.ok.load(std::memory_order_relaxed),
-                     m.out.load(std::memory_order_relaxed)});
+                     m.out.load(std::memory_order_relaxed), m.error.load(std::memory_order_relaxed)});
       }
       copies_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -699,6 +785,7 @@ class RedoOpt {
     m.ticket.store(d.ticket, std::memory_order_relaxed);
     m.ok.store(d.ok, std::memory_order_relaxed);
     m.out.store(d.out, std::memory_order_relaxed);
+    m.error.store(d.error, std::memory_order_relaxed);
   }
 
   // One attempt at C1–C7 by `slot` (a tid, or max_ for transaction()):
@@ -835,6 +922,7 @@ class RedoOpt {
       }
       ++attempts;
       std::exception_ptr failed;
+      bool recorded = false;  // failed is an operation's, recorded for its announcer
       std::uint64_t helped = 0, applied = 0;
       const Outcome o = combine(
           tid,
@@ -843,13 +931,31 @@ class RedoOpt {
             helped = 0;
             applied = 0;
             for (int t = 0; t < max_; ++t) {
-              const Announce& x = ann_[static_cast<std::size_t>(t)];
-              // ORDER: acquire pairs with the announcer's store.
-              const std::uint64_t tk = x.ticket.load(std::memory_order_acquire);
+              Announce& x = ann_[static_cast<std::size_t>(t)];
+              // ORDER: seq_cst (acquire pairs with the announcer's store):
+              // after our C1's seq_cst load of curComb, so a ticket stored
+              // before that load is seen — the attempt bound counts on it.
+              const std::uint64_t tk = x.ticket.load(std::memory_order_seq_cst);
               if (tk == 0 || tk <= r.meta[static_cast<std::size_t>(t)].ticket.load(std::memory_order_relaxed)) continue;
               const RedoOptOp o2{x.insert.load(std::memory_order_relaxed), x.arg.load(std::memory_order_relaxed)};
-              MetaDelta d{t, tk, false, 0};
-              d.ok = fn(j, t, o2, &d.out);
+              MetaDelta d{t, tk, false, 0, false};
+              // ORDER: acquire pairs with record_failure's release: a
+              // batch that applies the operation as failed follows the
+              // record, so its announcer finds the exception.
+              if (x.failed.load(std::memory_order_acquire) == tk) {
+                d.error = true;  // it threw in an earlier batch: no effect
+              } else {
+                try {
+                  d.ok = fn(j, t, o2, &d.out);
+                } catch (...) {
+                  // Its partial stores are in replica j: this batch is
+                  // dropped (combine marks j invalid), the failure recorded
+                  // for the next batch to apply as the operation's result.
+                  record_failure(x, tk, std::current_exception());
+                  recorded = true;
+                  throw;
+                }
+              }
               set_meta(j, d);
               metas.push_back(d);
               ++applied;
@@ -857,7 +963,12 @@ class RedoOpt {
             }
           },
           &failed);
-      if (o == Outcome::kFailed) std::rethrow_exception(failed);
+      if (o == Outcome::kFailed) {
+        // Not an operation's failure (the batch's own bookkeeping threw,
+        // e.g. bad_alloc): nothing records it for anyone; ours to report.
+        if (!recorded) std::rethrow_exception(failed);
+        continue;  // the next attempt applies the failed operation as such
+      }
       if (o == Outcome::kCommitted) {
         // Relaxed: statistics.
         helped_.fetch_add(helped, std::memory_order_relaxed);
@@ -868,16 +979,42 @@ class RedoOpt {
       }
     }
   }
+  // The operation of ticket tk announced in x threw e (in this combiner's
+  // batch). The first record of tk stands: a later ticket's never
+  // overwrites a record its announcer has still to read (the announcer
+  // announces tk + 1 only after reading tk's), and an older ticket's
+  // (a stale combiner's) never overwrites a newer one.
+  static void record_failure(Announce& x, std::uint64_t tk, std::exception_ptr e) {
+    std::lock_guard<std::mutex> g(x.m);
+    if (x.failed.load(std::memory_order_relaxed) >= tk) return;
+    x.error = std::move(e);
+    // ORDER: release: the exception before the ticket that names it.
+    x.failed.store(tk, std::memory_order_release);
+  }
   // Does curComb's state hold thread tid's ticket? Then *res is its result,
-  // and that state is durable.
+  // and that state is durable. If the operation failed (threw in a
+  // combiner), its exception is rethrown here.
   bool done(int tid, std::uint64_t ticket, RedoOptResult* res) {
-    const std::uint64_t c = enter(tid);
-    Leave leave{reading_[static_cast<std::size_t>(tid)].value};
-    const Meta& m = rep(static_cast<int>(c & 0xff)).meta[static_cast<std::size_t>(tid)];
-    if (m.ticket.load(std::memory_order_relaxed) != ticket) return false;
-    res->ok = m.ok.load(std::memory_order_relaxed);
-    res->out = m.out.load(std::memory_order_relaxed);
-    ensure_durable(c >> RedoOptRoot::kIdxBits);
+    bool error = false;
+    {
+      const std::uint64_t c = enter(tid);
+      Leave leave{reading_[static_cast<std::size_t>(tid)].value};
+      const Meta& m = rep(static_cast<int>(c & 0xff)).meta[static_cast<std::size_t>(tid)];
+      if (m.ticket.load(std::memory_order_relaxed) != ticket) return false;
+      res->ok = m.ok.load(std::memory_order_relaxed);
+      res->out = m.out.load(std::memory_order_relaxed);
+      error = m.error.load(std::memory_order_relaxed);
+      ensure_durable(c >> RedoOptRoot::kIdxBits);
+    }
+    if (error) {
+      Announce& a = ann_[static_cast<std::size_t>(tid)];
+      std::exception_ptr e;
+      {
+        std::lock_guard<std::mutex> g(a.m);
+        e = a.error;  // recorded for this ticket (failed == ticket)
+      }
+      std::rethrow_exception(e);
+    }
     return true;
   }
 
@@ -928,7 +1065,7 @@ class RedoOpt {
   // The last kRing committed batches' redo logs (slot seq % kRing).
   LogSlot ring_[kRing];
   std::atomic<std::uint64_t> replayed_{0}, copies_{0};
-  std::atomic<std::uint64_t> helped_{0}, commits_{0}, ops_{0}, max_attempts_{0};
+  std::atomic<std::uint64_t> helped_{0}, commits_{0}, ops_{0}, max_attempts_{0}, full_passes_{0};
 };
 // The pool's recover hook: nothing to repair (see "Recovery"); every
 // replica block is kept.
@@ -1021,8 +1158,9 @@ template <template <unsigned, class> class Seq, unsigned Faults = kNoFaults,
 class RedoOptObject {
  public:
   using Object = Seq<kNoFaults, RedoOptStorage<Faults, E>>;
+  // replicas 0: redoopt_replicas(E, max_threads).
   RedoOptObject(pmem::Pool& pool, std::string_view name, const SeqParams& p, std::size_t region_bytes,
-                int replicas = 3)
+                int replicas = 0)
       : max_(p.max_threads), name_(name), p_(p), ptm_(pool, name, RedoOptParams{p.max_threads, region_bytes, replicas}),
         obj_(static_cast<std::size_t>(ptm_.replicas())) {
     // Creating or attaching is a batch of its own: a crash inside creation
