@@ -906,8 +906,10 @@ class Logger {
         if (writes_back()) persist::pwb(dst, detail::size_of(e));
       }
       // PERSIST: the old values are durable before any entry describing
-      // them is invalidated (as recovery's step 3 before step 4).
-      prune_durable();
+      // them is invalidated (as recovery's step 3 before step 4). Without
+      // it (internal::kNoRollbackDurable) the LogFull campaigns of
+      // table2_crash_test.cc find a region partly visible.
+      if ((opt_.faults & internal::kNoRollbackDurable) == 0) prune_durable();
       for (std::uint64_t q = s.tail; q-- > s.region;) {
         LogEntry* e = &s.log->entries[q % cap];
         persist::store(&e->meta, std::uint64_t{0});

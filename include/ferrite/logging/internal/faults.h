@@ -37,6 +37,14 @@ enum Fault : unsigned {
   // runs this variant clean); under strand the argument needs it, but no
   // campaign reaches the image that shows it (docs/logging.md).
   kNoHelperPruneDurable = 1u << 5,
+  // The in-run rollback of a region that met a full log (Logger::
+  // abort_region, LogFull) without the durability point between the old
+  // values it writes back and the invalidation of the region's entries:
+  // an entry's invalidation may persist before the old value it describes,
+  // and a crash then leaves that word holding the region's value while
+  // recovery (no live entry for it) rolls back the region's other words —
+  // a region partly visible (TableTwoCrashLogFull).
+  kNoRollbackDurable = 1u << 6,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
