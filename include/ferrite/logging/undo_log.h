@@ -1165,9 +1165,11 @@ class Logger {
     // owner's entries are on separate strands, ordered after the helper's
     // stores only per word (SPA) — a torn entry in the end slot whose meta
     // word did not persist hides the end entry while the region's other
-    // slots still hold its live entries (no campaign reaches that image;
-    // docs/logging.md). Kept under every model: one durable fence per
-    // region a helper prunes (make_room / drain only).
+    // slots still hold its live entries (the image exists under the
+    // strand model without this fence: helper_prune_crash_test.cc; a
+    // campaign reaches it only rarely, docs/logging.md). Kept under every
+    // model: one durable fence per region a helper prunes (make_room /
+    // drain only).
     if (helping && (opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
     else order_prune();
     if (internal::stop_commit_after_step == 3) return;
