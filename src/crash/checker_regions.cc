@@ -74,6 +74,10 @@ class Search {
     for (std::size_t i = 0; i < in.ops.size(); ++i) chains_[static_cast<std::size_t>(in.ops[i].tid)].push_back(i);
     pos_.assign(chains_.size(), 0);
     cut_.assign(chains_.size(), kNone);
+    first_cut_.assign(chains_.size(), kNone);
+    for (std::size_t t = 0; t < chains_.size(); ++t)
+      if (!chains_[t].empty() && !at(t, chains_[t].size() - 1).completed()) first_cut_[t] = chains_[t].size() - 1;
+    if (spec.undo_dependents) bound_cuts();
   }
 
   bool run() {
@@ -102,6 +106,45 @@ class Search {
     return true;
   }
 
+  // undo_dependents: which completed regions a leaf's cuts_justified could
+  // ever accept as a chain's cut, from the history alone. A justified cut
+  // at a completed region r of chain t is the end of a path of cuts of
+  // distinct chains x -> c1 -> ... -> r that starts at a region in flight,
+  // each invoked before the next responded: at most one region per chain,
+  // so at most threads - 1 steps. Relaxed to any path of that many steps
+  // (chains may repeat), per chain the regions reached form a suffix (a
+  // chain's responses increase), found by threads - 1 rounds over the
+  // earliest invocation each chain offers. first_cut_[t]: the first region
+  // of chain t that may be cut (kNone: none). Without it every node of the
+  // search offers a cut at every chain's next region, however far from the
+  // crash, and a cut there is refuted only after more placements: 36 nodes
+  // per region of a 3-thread ATLAS swap history, which ran 1 000-operation
+  // campaigns out of the node budget (docs/logging.md). Rejects only cuts
+  // cuts_justified would reject: the search stays exact.
+  void bound_cuts() {
+    const std::size_t n = chains_.size();
+    constexpr std::uint64_t kNever = ~std::uint64_t{0};
+    std::vector<std::uint64_t> earliest(n, kNever);  // per chain: earliest invocation of a region reached
+    for (std::size_t t = 0; t < n; ++t)
+      if (first_cut_[t] != kNone) earliest[t] = at(t, first_cut_[t]).invoke;
+    for (std::size_t step = 1; step < n; ++step) {
+      std::vector<std::uint64_t> next_earliest = earliest;
+      for (std::size_t t = 0; t < n; ++t) {
+        std::uint64_t before = kNever;  // a region of chain t responding after this may be reached
+        for (std::size_t u = 0; u < n; ++u)
+          if (u != t) before = std::min(before, earliest[u]);
+        if (before == kNever) continue;
+        std::size_t i = first_cut_[t] == kNone ? chains_[t].size() : first_cut_[t];
+        while (i > 0 && at(t, i - 1).completed() && at(t, i - 1).respond > before) --i;
+        if (i < chains_[t].size()) {
+          first_cut_[t] = i;
+          next_earliest[t] = std::min(next_earliest[t], at(t, i).invoke);
+        }
+      }
+      earliest = std::move(next_earliest);
+    }
+  }
+
   // undo_dependents: every cut at a completed region is justified by a
   // chain of cuts ending at a region in flight — the first excluded region
   // of another thread was invoked before it responded (it may have handed
@@ -124,6 +167,56 @@ class Search {
       }
     }
     return std::all_of(ok.begin(), ok.end(), [](bool b) { return b; });
+  }
+
+  // An upper bound of cuts_justified for every leaf below this node: a
+  // chain not cut yet may still be cut, at its next region or a later one
+  // that may be cut at all (first_cut_; invoked no earlier than the first
+  // such), and that cut is assumed justified; a chain placed to its end
+  // justifies nothing. A cut at a
+  // completed region that no such chain (or justified cut) was invoked
+  // before is justified at no leaf below: the search gives the node up
+  // at once instead of placing every remaining region first. (Without it a
+  // cut tried at a completed region deep in a long history — every node of
+  // an ATLAS search offers one — cost a descent to the leaves, and 3-thread
+  // campaigns of the ATLAS array swap ran out of the node budget: docs/
+  // logging.md.) Prunes only what cuts_justified would reject: exact.
+  bool cuts_may_be_justified() const {
+    const std::size_t n = chains_.size();
+    // Per chain: 1 a justifier (cut in flight, or not cut and still able to
+    // be), 0 a cut at a completed region not justified yet, -1 neither.
+    std::vector<int> ok(n, -1);
+    std::vector<std::uint64_t> when(n, 0);  // the earliest invocation of its cut region
+    bool pending = false;
+    for (std::size_t t = 0; t < n; ++t) {
+      if (cut_[t] != kNone) {
+        const HistoryOp& c = at(t, cut_[t]);
+        ok[t] = c.completed() ? 0 : 1;
+        when[t] = c.invoke;
+        pending = pending || ok[t] == 0;
+      } else if (pos_[t] < chains_[t].size() && first_cut_[t] != kNone) {
+        ok[t] = 1;
+        when[t] = at(t, std::max(pos_[t], first_cut_[t])).invoke;
+      }
+    }
+    if (!pending) return true;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t t = 0; t < n; ++t) {
+        if (ok[t] != 0) continue;
+        const std::uint64_t respond = at(t, cut_[t]).respond;
+        for (std::size_t u = 0; u < n; ++u) {
+          if (u != t && ok[u] == 1 && when[u] < respond) {
+            ok[t] = 1;
+            changed = true;
+            break;
+          }
+        }
+      }
+    }
+    for (std::size_t t = 0; t < n; ++t)
+      if (ok[t] == 0) return false;
+    return true;
   }
 
   Key key(const State& st) const {
@@ -155,6 +248,7 @@ class Search {
     bool done = true;
     for (std::size_t t = 0; t < chains_.size(); ++t) done = done && !has_next(t);
     if (done) return st == in_.observed && (!spec_.undo_dependents || cuts_justified());
+    if (spec_.undo_dependents && !cuts_may_be_justified()) return false;
     const Key k = key(st);
     if (seen_.count(k) != 0) return false;
     for (std::size_t t = 0; t < chains_.size(); ++t) {
@@ -174,7 +268,7 @@ class Search {
       // Excluded: a region in flight never took effect (it is the last of
       // its chain); under undo_dependents a completed one may be undone
       // with every later region of its thread.
-      if (!r.completed() || spec_.undo_dependents) {
+      if (!r.completed() || (spec_.undo_dependents && first_cut_[t] != kNone && pos_[t] >= first_cut_[t])) {
         if (cut(t, st)) return true;
         if (out_of_budget_) return false;
       }
@@ -189,6 +283,7 @@ class Search {
   std::vector<std::vector<std::size_t>> chains_;
   std::vector<std::size_t> pos_;
   std::vector<std::size_t> cut_;  // per chain: first excluded region, or kNone
+  std::vector<std::size_t> first_cut_;  // per chain: first region that may be excluded (bound_cuts), or kNone
   std::unordered_set<Key, KeyHash> seen_;
   std::uint64_t nodes_ = 0;
   bool out_of_budget_ = false;

@@ -402,8 +402,9 @@ TEST(TableTwoCrashSmallLog, HelpedPrunesSurviveSampledCrashesOfThreeThreadRuns) 
 // owner's own per-entry fences and by the line it overwrites (undo_log.h,
 // prune: the PERSIST argument). This campaign is the evidence for that
 // argument (it fails if the argument is wrong). Not claimed under strand,
-// where the argument needs the fence (a torn entry; no campaign reaches
-// that image, so no test catches its removal there).
+// where the argument needs the fence (a torn entry: helper_prune_crash_
+// test.cc shows the image under the strand model; a campaign reaches it
+// only rarely, so no CI campaign catches its removal there).
 TEST(TableTwoCrashSmallLog, HelpedPrunesStayConsistentWithoutTheHelpersDurabilityFence) {
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   constexpr auto kAtlas = fl::Language::kAtlas;
