@@ -29,6 +29,8 @@
 #include "ferrite/baselines/hs_skip_list.h"
 #include "ferrite/baselines/nm_bst.h"
 
+namespace adapter_durable_ordered {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -119,3 +121,5 @@ FERRITE_REGISTER_ADAPTER(SkipMap<Nvt<fi::kNoMakePersistent>>,
 FERRITE_REGISTER_ADAPTER(SkipSet<Nvt<fi::kNoMakePersistent>>,
                          nvt("nvtraverse-skiplist", "nvtraverse-skiplist", "no-make-persistent", true,
                              "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));
+
+}  // namespace adapter_durable_ordered

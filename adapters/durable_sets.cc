@@ -33,6 +33,8 @@
 #include "durable_sets.h"
 #include "ferrite/baselines/harris_hash.h"
 
+namespace adapter_durable_sets {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -111,3 +113,5 @@ FERRITE_REGISTER_ADAPTER(List<Nvt<fb::kNoLinkPwb>>, nvt("nvtraverse-list", "nvtr
 FERRITE_REGISTER_ADAPTER(List<Nvt<kNoMakePersistent>>,
                          nvt("nvtraverse-list", "nvtraverse-list", "no-make-persistent", true,
                              "the traversal's end writes back nothing (no ensureReachable, no makePersistent)"));
+
+}  // namespace adapter_durable_sets

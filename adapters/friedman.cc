@@ -4,6 +4,8 @@
 #include "baseline_common.h"
 #include "ferrite/baselines/friedman.h"
 
+namespace adapter_friedman {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -74,3 +76,5 @@ FERRITE_REGISTER_ADAPTER(Log<fb::kNoNodePwb>,
                          {.technique = "friedman-log", .variant = "no-node-pwb", .family = "friedman",
                           .origin = Origin::kCompetitor, .broken = true,
                           .description = "nodes linked without being written back"});
+
+}  // namespace adapter_friedman

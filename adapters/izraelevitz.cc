@@ -4,6 +4,8 @@
 #include "baseline_common.h"
 #include "ferrite/baselines/izraelevitz.h"
 
+namespace adapter_izraelevitz {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -65,3 +67,5 @@ FERRITE_REGISTER_ADAPTER(Stack<fb::kNoLinkPwb>,
                          {.technique = "izraelevitz-treiber", .variant = "no-cas-pwb", .family = "izraelevitz",
                           .origin = Origin::kCompetitor, .broken = true,
                           .description = "stores and CASes are not written back (loads still are)"});
+
+}  // namespace adapter_izraelevitz

@@ -35,6 +35,8 @@
 
 #include "logging_adapter.h"
 
+namespace adapter_logging_store_models {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -132,3 +134,5 @@ static const bool ferrite_logging_store_models_registered = register_handoff() &
     fa::logging::for_each_workload([]<class W, fl::Language L>(const char* lang, const char* per_op) {
       return register_all<W, L>(lang, per_op);
     });
+
+}  // namespace adapter_logging_store_models

@@ -24,6 +24,8 @@
 #include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/internal/faults.h"
 
+namespace adapter_mirror_bst {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -100,3 +102,5 @@ FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoTrace>>,
 FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoCopy>>,
                          reg("mirror-bstmap", "recover-no-copy", true, false,
                              "recovery rebuilds the free lists but not the volatile (DRAM) replica"));
+
+}  // namespace adapter_mirror_bst

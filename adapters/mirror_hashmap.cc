@@ -20,6 +20,8 @@
 #include "ferrite/mirror/hash_map.h"
 #include "ferrite/mirror/internal/faults.h"
 
+namespace adapter_mirror_hashmap {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -122,3 +124,5 @@ FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoTrace>>,
 FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoCopy>>,
                          reg("mirror-hashmap", "recover-no-copy", true, false,
                              "recovery rebuilds the free lists but not the volatile (DRAM) replica"));
+
+}  // namespace adapter_mirror_hashmap

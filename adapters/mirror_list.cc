@@ -21,6 +21,8 @@
 #include "ferrite/mirror/internal/faults.h"
 #include "ferrite/mirror/list.h"
 
+namespace adapter_mirror_list {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -110,3 +112,5 @@ FERRITE_REGISTER_ADAPTER(MirrorList<DramF<fi::kRecoverNoCopy>>,
 FERRITE_REGISTER_ADAPTER(MirrorList<NvmF<fi::kRecoverNoCopy>>,
                          reg("nvm-recover-no-copy", true, false,
                              "both replicas in the pool; recovery does not rebuild the volatile half"));
+
+}  // namespace adapter_mirror_list

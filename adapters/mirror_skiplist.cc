@@ -23,6 +23,8 @@
 #include "ferrite/mirror/skip_list.h"
 #include "ferrite/mirror/internal/faults.h"
 
+namespace adapter_mirror_skiplist {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -97,3 +99,5 @@ FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoTrace>>,
 FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoCopy>>,
                          reg("mirror-skiplistmap", "recover-no-copy", true, false,
                              "recovery rebuilds the free lists but not the volatile (DRAM) replica"));
+
+}  // namespace adapter_mirror_skiplist

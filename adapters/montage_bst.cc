@@ -8,6 +8,8 @@
 #include "montage_map.h"
 #include "ferrite/montage/bst.h"
 
+namespace adapter_montage_bst {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -28,3 +30,5 @@ const bool registered =
     fa::register_montage_map<BstTraits>("Natarajan-Mittal lock-free external BST on nbMontage (DISC'21 §5; PPoPP'14)");
 
 }  // namespace
+
+}  // namespace adapter_montage_bst

@@ -13,6 +13,8 @@
 #include "montage_map.h"
 #include "ferrite/montage/hash_map.h"
 
+namespace adapter_montage_hashmap {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -37,3 +39,5 @@ const bool registered =
     fa::register_montage_map<HashMapTraits>("Michael's chained hash table on nbMontage (DISC'21 Fig. 7)");
 
 }  // namespace
+
+}  // namespace adapter_montage_hashmap

@@ -11,6 +11,8 @@
 #include "ferrite/montage/internal/faults.h"
 #include "ferrite/montage/ms_queue.h"
 
+namespace adapter_montage_queue {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -77,3 +79,5 @@ FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNoRecoveryReset>,
                          broken("no-recovery-reset",
                                 "recovery does not reset the blocks it rejects (D9): after the recovered run syncs, a "
                                 "second crash and recovery revive them (needs --post-crash-every)"));
+
+}  // namespace adapter_montage_queue

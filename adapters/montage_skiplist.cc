@@ -8,6 +8,8 @@
 #include "montage_map.h"
 #include "ferrite/montage/skiplist.h"
 
+namespace adapter_montage_skiplist {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -28,3 +30,5 @@ const bool registered = fa::register_montage_map<SkipListTraits>(
     "Herlihy-Shavit lock-free skip list on nbMontage (logical deletion in the value word; DISC'21 §5)");
 
 }  // namespace
+
+}  // namespace adapter_montage_skiplist

@@ -10,6 +10,8 @@
 #include "montage_map.h"
 #include "ferrite/montage/split_ordered.h"
 
+namespace adapter_montage_splitorder {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -32,3 +34,5 @@ const bool registered = fa::register_montage_map<SplitOrderedTraits>(
     "Shalev-Shavit split-ordered resizable hash table on nbMontage (JACM'06; DISC'21 §5)");
 
 }  // namespace
+
+}  // namespace adapter_montage_splitorder

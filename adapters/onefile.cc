@@ -9,6 +9,8 @@
 #include "ferrite/baselines/onefile.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace adapter_onefile {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -114,3 +116,5 @@ FERRITE_REGISTER_ADAPTER(OneFileWFFloatNoLogSync, broken_wf("onefile-wf-float", 
 FERRITE_REGISTER_ADAPTER(OneFileWFStackNoLogSync, broken_wf("onefile-wf-stack", "no-log-sync", kNoLogSync));
 FERRITE_REGISTER_ADAPTER(OneFileWFQueueNoLogSync, broken_wf("onefile-wf-queue", "no-log-sync", kNoLogSync));
 FERRITE_REGISTER_ADAPTER(OneFileWFHeapNoLogSync, broken_wf("onefile-wf-heap", "no-log-sync", kNoLogSync));
+
+}  // namespace adapter_onefile

@@ -27,6 +27,8 @@
 #include "ferrite/crash/subject.h"
 #include "ferrite/detectable.h"
 
+namespace adapter_oplog_subject {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fc = ferrite::crash;
@@ -99,3 +101,5 @@ bool register_oplog(const char* structure) {
 const bool kRegistered = register_oplog("pb-queue") && register_oplog("pwf-stack");
 
 }  // namespace
+
+}  // namespace adapter_oplog_subject

@@ -5,6 +5,8 @@
 #include "ferrite/combining/atomic_float.h"
 #include "ferrite/combining/internal/faults.h"
 
+namespace adapter_pb_float {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -40,3 +42,5 @@ FERRITE_REGISTER_ADAPTER(PBFloat<fc::kSealBeforeFill>,
 FERRITE_REGISTER_ADAPTER(PBFloat<fc::kNoPsyncBeforeUnlock>,
                          fa::ferrite_broken("pbcomb-float", "pbcomb", "no-psync",
                              "PBcomb without the psync before unlock (Alg. 2 l.27)"));
+
+}  // namespace adapter_pb_float

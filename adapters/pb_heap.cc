@@ -4,6 +4,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_heap.h"
 
+namespace adapter_pb_heap {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -36,3 +38,5 @@ FERRITE_REGISTER_ADAPTER(PBHeap<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoChecksumCheck>,
                          fa::ferrite_broken("pb-heap", "pbcomb", "no-checksum-check",
                              "PBheap: recovery trusts the newest round stamp without its checksum"));
+
+}  // namespace adapter_pb_heap

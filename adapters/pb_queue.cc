@@ -4,6 +4,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_queue.h"
 
+namespace adapter_pb_queue {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -43,3 +45,5 @@ FERRITE_REGISTER_ADAPTER(PBQueue<fc::kNoOutsideFence>,
 FERRITE_REGISTER_ADAPTER(PBQueue<fc::kHeadOnly>,
                          fa::ferrite_broken("pb-queue", "pbcomb", "head-only",
                              "PBqueue's stamped rounds write back the record's head line only, not the changed (response, tag) lines"));
+
+}  // namespace adapter_pb_queue

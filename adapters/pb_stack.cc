@@ -4,6 +4,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pb_stack.h"
 
+namespace adapter_pb_stack {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -66,3 +68,5 @@ FERRITE_REGISTER_ADAPTER(NoChecksumCheck,
 FERRITE_REGISTER_ADAPTER(NoPsync,
                          fa::ferrite_broken("pb-stack", "pbcomb", "no-psync",
                              "PBstack: no psync before unlock (Alg. 2 l.27)"));
+
+}  // namespace adapter_pb_stack

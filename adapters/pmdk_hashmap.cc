@@ -10,6 +10,8 @@
 #include "adapter.h"
 #include "ferrite/baselines/pmdk_hashmap.h"
 
+namespace adapter_pmdk_hashmap {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -62,3 +64,5 @@ FERRITE_REGISTER_ADAPTER(PmdkHash<op::Abstract::kMap>,
 FERRITE_REGISTER_ADAPTER(PmdkHash<op::Abstract::kSet>,
                          pmdk("chained hash set, one PMDK libpmemobj transaction per update, 1024 lock stripes "
                               "(PMDK flushes itself: pwb/pfence/psync NOT counted, read 0)"));
+
+}  // namespace adapter_pmdk_hashmap

@@ -7,6 +7,8 @@
 #include "baseline_common.h"
 #include "ferrite/baselines/pmdk_tx.h"
 
+namespace adapter_pmdk_tx {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -49,3 +51,5 @@ FERRITE_REGISTER_ADAPTER(Pmdk<op::Abstract::kStack>, pmdk());
 FERRITE_REGISTER_ADAPTER(Pmdk<op::Abstract::kQueue>, pmdk());
 FERRITE_REGISTER_ADAPTER(Pmdk<op::Abstract::kPriorityQueue>, pmdk());
 FERRITE_REGISTER_ADAPTER(Pmdk<op::Abstract::kRegister>, pmdk());
+
+}  // namespace adapter_pmdk_tx

@@ -6,6 +6,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_atomic_float.h"
 
+namespace adapter_pwf_float {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -54,3 +56,5 @@ FERRITE_REGISTER_ADAPTER(PWFFloat<pf::kNoIndexPersist>,
                          fa::abstract_only(fa::ferrite_broken("pwfcomb-float", "pwfcomb", "no-index", fa::kPWFNoIndex),
                                            "its lost round needs a line torn between ordinary stores, which x86's "
                                            "per-line store order forbids"));
+
+}  // namespace adapter_pwf_float

@@ -4,6 +4,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_heap.h"
 
+namespace adapter_pwf_heap {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -30,3 +32,5 @@ FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoIndexPersist>,
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoPfenceRecord>,
                          fa::ferrite_broken("pwf-heap", "pwfcomb", "no-pfence",
                              fa::kPWFNoPfence));
+
+}  // namespace adapter_pwf_heap

@@ -5,6 +5,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_queue.h"
 
+namespace adapter_pwf_queue {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -35,3 +37,5 @@ FERRITE_REGISTER_ADAPTER(PWFQueue<pf::kProbeAlways>,
                          fa::ferrite_ablation("pwf-queue", "pwfcomb", "probe",
                              "PWFqueue whose dequeue combiners always probe IE (the wait-free fallback of a failed state read)",
                              std::size_t{1} << 30));
+
+}  // namespace adapter_pwf_queue

@@ -4,6 +4,8 @@
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/combining/pwf_stack.h"
 
+namespace adapter_pwf_stack {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -41,3 +43,5 @@ FERRITE_REGISTER_ADAPTER(NoPfence,
 FERRITE_REGISTER_ADAPTER(NoHelperPwb,
                          fa::ferrite_broken("pwf-stack", "pwfcomb", "no-helper-pwb",
                              fa::kPWFNoHelperPwb));
+
+}  // namespace adapter_pwf_stack

@@ -10,6 +10,8 @@
 #include "ferrite/baselines/redoopt.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace adapter_redoopt {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -115,3 +117,5 @@ FERRITE_REGISTER_ADAPTER(RedoOptFloatNoCommitSync, broken("redoopt-float", "no-c
 FERRITE_REGISTER_ADAPTER(RedoOptStackNoCommitSync, broken("redoopt-stack", "no-commit-sync", kNoCommitSync));
 FERRITE_REGISTER_ADAPTER(RedoOptQueueNoCommitSync, broken("redoopt-queue", "no-commit-sync", kNoCommitSync));
 FERRITE_REGISTER_ADAPTER(RedoOptHeapNoCommitSync, broken("redoopt-heap", "no-commit-sync", kNoCommitSync));
+
+}  // namespace adapter_redoopt

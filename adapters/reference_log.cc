@@ -4,6 +4,8 @@
 #include "adapter.h"
 #include "plog.h"
 
+namespace adapter_reference_log {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -47,3 +49,5 @@ FERRITE_REGISTER_ADAPTER(ReferenceLog<PLog::Flaw::kNoPsync>,
                          variant("no-psync", true, "append returns before the count is durable"));
 FERRITE_REGISTER_ADAPTER(ReferenceLog<PLog::Flaw::kNoRecordPwb>,
                          variant("no-record-pwb", true, "the record is never written back"));
+
+}  // namespace adapter_reference_log

@@ -9,6 +9,8 @@
 #include "ferrite/baselines/romulus.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace adapter_romulus {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -69,3 +71,5 @@ FERRITE_REGISTER_ADAPTER(RomulusFloatEarlyIdle, broken("romulus-float", "early-i
 FERRITE_REGISTER_ADAPTER(RomulusStackEarlyIdle, broken("romulus-stack", "early-idle", kEarlyIdle));
 FERRITE_REGISTER_ADAPTER(RomulusQueueEarlyIdle, broken("romulus-queue", "early-idle", kEarlyIdle));
 FERRITE_REGISTER_ADAPTER(RomulusHeapEarlyIdle, broken("romulus-heap", "early-idle", kEarlyIdle));
+
+}  // namespace adapter_romulus

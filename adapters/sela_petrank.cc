@@ -4,6 +4,8 @@
 #include "baseline_common.h"
 #include "ferrite/baselines/sela_petrank.h"
 
+namespace adapter_sela_petrank {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -67,3 +69,5 @@ FERRITE_REGISTER_ADAPTER(Linked<spf::kNoRecordFence>,
                                            "line persists whole, so recovery falls back to an older record"));
 FERRITE_REGISTER_ADAPTER(Linked<spf::kNoHeadIndexPwb>,
                          broken("optlinkedq", "no-head-index-pwb", "the dequeuer's headIndex is never written back"));
+
+}  // namespace adapter_sela_petrank

@@ -12,6 +12,8 @@
 #include "ferrite/baselines/lock_persist.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace adapter_seq_competitors {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -141,3 +143,5 @@ FERRITE_REGISTER_ADAPTER(FcFloatNoPwb,
                          {.technique = "fc-inplace", .subject = "fc-inplace-float", .variant = "no-pwb",
                           .family = "fc", .origin = Origin::kCompetitor, .broken = true,
                           .description = "the new value is never written back"});
+
+}  // namespace adapter_seq_competitors

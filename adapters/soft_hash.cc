@@ -40,6 +40,8 @@
 #include "durable_sets.h"
 #include "ferrite/baselines/soft_hash.h"
 
+namespace adapter_soft_hash {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -126,3 +128,5 @@ FERRITE_REGISTER_ADAPTER(Set<NoHelpCreate>,
 FERRITE_REGISTER_ADAPTER(Map<NoUpdatePwb>,
                          reg("soft-hashmap", "no-update-pwb", true, false,
                              "a put on a present key publishes its value without writing value1 back"));
+
+}  // namespace adapter_soft_hash

@@ -32,6 +32,8 @@
 #include <cds/container/treiber_stack.h>
 #endif
 
+namespace adapter_transient {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -169,3 +171,5 @@ FERRITE_REGISTER_ADAPTER(CdsTreiber, transient("libcds-treiber", "libcds",
 FERRITE_REGISTER_ADAPTER(CdsMspq, transient("libcds-mspq", "libcds",
                                             "libcds MSPriorityQueue, bounded, fine-grained locks (external, transient)"));
 #endif
+
+}  // namespace adapter_transient

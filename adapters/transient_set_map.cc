@@ -55,6 +55,8 @@
 #include <tbb/concurrent_hash_map.h>
 #endif
 
+namespace adapter_transient_set_map {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fa = ferrite::adapters;
@@ -428,3 +430,5 @@ FERRITE_REGISTER_ADAPTER(TbbMapAdapter,
 #endif  // FERRITE_HAVE_TBB
 
 }  // namespace
+
+}  // namespace adapter_transient_set_map
