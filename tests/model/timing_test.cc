@@ -139,6 +139,40 @@ TEST(TimingModel, APersistBarrierHoldsLaterStoresUntilEarlierClwbsIssued) {
   EXPECT_EQ(fm::simulate(without, Design::kStrandWeaver, c).stalls[static_cast<int>(fm::Stall::kStoreQueue)], 8u);
 }
 
+TEST(TimingModel, BarrierEntriesInTheStrandBufferMakeTheUnlockWaitForAnAcknowledgement) {
+  // The logging library's region commit (undo_log.h order_prune): three
+  // invalidating stores, each clwb followed by a persist barrier, in one
+  // strand, then the unlock (docs/results.md, "Why strandweaver is level
+  // with HOPS"). Warm lines (4 cycles). Core 0 takes the free lock at 4.
+  // st 1 drains 4..8; clwb 1 issues 8, sent 12, acked 204; the barrier
+  // takes entry 2 (completes 204). st 2 drains 8..12; clwb 2 issues 12,
+  // sent after the barrier at 204 + 4, acked 400; the barrier takes entry 4.
+  // st 3 drains 12..16; clwb 3 needs a free entry: entry 1 retires at 204,
+  // so it issues at 204. The last barrier holds the unlock store until
+  // clwb 3 issued: it drains 204..208 and the lock is free at 208. Core 1
+  // asks at 100 and waits 108 cycles. With 8 entries clwb 3 issues at 16,
+  // the unlock drains 16..20 and core 1 does not wait; non-atomic (no
+  // barriers) likewise.
+  fm::Config c = warm();
+  const auto t = trace({{{K::kAcquire, 0, 0},
+                         {K::kStore, 1},
+                         {K::kPwb, 1},
+                         {K::kPersistBarrier},
+                         {K::kStore, 2},
+                         {K::kPwb, 2},
+                         {K::kPersistBarrier},
+                         {K::kStore, 3},
+                         {K::kPwb, 3},
+                         {K::kPersistBarrier},
+                         {K::kRelease, 0, 0}},
+                        {{K::kAcquire, 0, 1, 100}, {K::kRelease, 0, 1}}});
+  const auto lock_wait = [](const fm::Result& r) { return r.stalls[static_cast<int>(fm::Stall::kLock)]; };
+  EXPECT_EQ(lock_wait(fm::simulate(t, Design::kStrandWeaver, c)), 108u);
+  EXPECT_EQ(lock_wait(fm::simulate(t, Design::kNonAtomic, c)), 0u);
+  ASSERT_TRUE(c.set("strand_entries", 8));
+  EXPECT_EQ(lock_wait(fm::simulate(t, Design::kStrandWeaver, c)), 0u);
+}
+
 TEST(TimingModel, HopsOfenceOrdersEpochsAndDfenceWaitsForThePersistBuffer) {
   // warm: store A drains 0..4, written at 4, acked 196; the ofence makes
   // store B (drained 4..8) wait for it: written 196, acked 388; the dfence
