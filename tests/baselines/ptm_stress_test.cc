@@ -366,6 +366,26 @@ class StallOnce {
   std::atomic<bool> stalled_{false}, released_{false}, timed_out_{false};
 };
 
+// The forced-helping scenario on a PTM whose update is add(t, gate): thread
+// 0's call stalls in its own operation (gate.stall()) until thread 1's has
+// returned; final() reads the word after both.
+template <class Add, class Helped, class Final>
+void expect_stalled_operation_helped(StallOnce& gate, Add&& add, Helped&& helped_now, Final&& final) {
+  decltype(add(0)) r0{};
+  std::thread t0([&] { r0 = add(0); });
+  gate.wait_stalled();
+  const auto r1 = add(1);
+  const std::uint64_t helped = helped_now();
+  gate.release();
+  t0.join();
+  ASSERT_FALSE(gate.timed_out());
+  EXPECT_GE(helped, 1u) << "thread 1's committed update did not count thread 0's operation";
+  EXPECT_TRUE(r0.ok && r1.ok);
+  EXPECT_EQ(std::min(r0.out, r1.out), 0);
+  EXPECT_EQ(std::max(r0.out, r1.out), 1);
+  EXPECT_EQ(final(), 2u) << "an operation was applied twice or lost";
+}
+
 TEST(OneFileWFHelping, AnOperationStalledInItsOwnTransactionIsRunByAnotherThread) {
   TempPool pool("ofwf-force", std::size_t{16} << 20);
   fb::OneFile<> ptm(*pool, "r", {2, std::size_t{1} << 16});
@@ -375,30 +395,23 @@ TEST(OneFileWFHelping, AnOperationStalledInItsOwnTransactionIsRunByAnotherThread
     ptm.store(word, std::uint64_t{0});
   });
   StallOnce gate;
-  auto add = [&](int t) {
-    return ptm.update(t, {true, 1}, [&, t](int i, const fb::OneFileOp& op, std::int64_t* out) {
-      const std::uint64_t x = ptm.load(word);
-      if (t == 0 && i == 0) gate.stall();
-      ptm.store(word, x + static_cast<std::uint64_t>(op.arg));
-      *out = static_cast<std::int64_t>(x);
-      return true;
-    });
-  };
-  fb::OneFileResult r0;
-  std::thread t0([&] { r0 = add(0); });
-  gate.wait_stalled();
-  const fb::OneFileResult r1 = add(1);
-  const std::uint64_t helped = ptm.helped();
-  gate.release();
-  t0.join();
-  ASSERT_FALSE(gate.timed_out());
-  EXPECT_GE(helped, 1u) << "thread 1's committed transaction did not count thread 0's operation";
-  EXPECT_TRUE(r0.ok && r1.ok);
-  EXPECT_EQ(std::min(r0.out, r1.out), 0);
-  EXPECT_EQ(std::max(r0.out, r1.out), 1);
-  std::uint64_t final = 0;
-  ptm.transaction(0, [&] { final = ptm.load(word); });
-  EXPECT_EQ(final, 2u) << "an operation was applied twice or lost";
+  expect_stalled_operation_helped(
+      gate,
+      [&](int t) {
+        return ptm.update(t, {true, 1}, [&, t](int i, const fb::OneFileOp& op, std::int64_t* out) {
+          const std::uint64_t x = ptm.load(word);
+          if (t == 0 && i == 0) gate.stall();
+          ptm.store(word, x + static_cast<std::uint64_t>(op.arg));
+          *out = static_cast<std::int64_t>(x);
+          return true;
+        });
+      },
+      [&] { return ptm.helped(); },
+      [&] {
+        std::uint64_t v = 0;
+        ptm.transaction(0, [&] { v = ptm.load(word); });
+        return v;
+      });
 }
 
 TEST(RedoOptHelping, AnOperationStalledInItsOwnCombineIsAppliedByAnotherCombiner) {
@@ -411,31 +424,24 @@ TEST(RedoOptHelping, AnOperationStalledInItsOwnCombineIsAppliedByAnotherCombiner
     off = static_cast<std::uint64_t>(reinterpret_cast<std::uint8_t*>(w) - ptm.base(k));
   });
   StallOnce gate;
-  auto add = [&](int t) {
-    return ptm.update_op(t, {true, 1}, [&, t](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
-      auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
-      const std::uint64_t x = *w;
-      if (t == 0 && i == 0) gate.stall();
-      ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));
-      *out = static_cast<std::int64_t>(x);
-      return true;
-    });
-  };
-  fb::RedoOptResult r0;
-  std::thread t0([&] { r0 = add(0); });
-  gate.wait_stalled();
-  const fb::RedoOptResult r1 = add(1);
-  const std::uint64_t helped = ptm.helped();
-  gate.release();
-  t0.join();
-  ASSERT_FALSE(gate.timed_out());
-  EXPECT_GE(helped, 1u) << "thread 1's committed combine did not count thread 0's operation";
-  EXPECT_TRUE(r0.ok && r1.ok);
-  EXPECT_EQ(std::min(r0.out, r1.out), 0);
-  EXPECT_EQ(std::max(r0.out, r1.out), 1);
-  std::uint64_t final = 0;
-  ptm.read(0, [&](int j) { final = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
-  EXPECT_EQ(final, 2u) << "an operation was applied twice or lost";
+  expect_stalled_operation_helped(
+      gate,
+      [&](int t) {
+        return ptm.update_op(t, {true, 1}, [&, t](int j, int i, const fb::RedoOptOp& op, std::int64_t* out) {
+          auto* w = reinterpret_cast<std::uint64_t*>(ptm.base(j) + off);
+          const std::uint64_t x = *w;
+          if (t == 0 && i == 0) gate.stall();
+          ptm.store(j, w, x + static_cast<std::uint64_t>(op.arg));
+          *out = static_cast<std::int64_t>(x);
+          return true;
+        });
+      },
+      [&] { return ptm.helped(); },
+      [&] {
+        std::uint64_t v = 0;
+        ptm.read(0, [&](int j) { v = *reinterpret_cast<const std::uint64_t*>(ptm.base(j) + off); });
+        return v;
+      });
 }
 
 // C2 with 2N replicas (N = 3): thread 1 is stalled reading a replica that
