@@ -2,6 +2,7 @@
 #include "ferrite/crash/checker.h"
 
 #include "ferrite/crash/internal/checker_collections.h"
+#include "wire.h"
 
 #include <algorithm>
 #include <map>
@@ -230,12 +231,7 @@ std::string describe(const HistoryOp& h) { return internal::describe_op(h); }
 
 // ----------------------------------------------------------- exact search
 
-inline std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
+using wire::mix;
 
 struct Item {
   Op op;

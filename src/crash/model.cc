@@ -2,6 +2,7 @@
 // and CrashState's encoding. The models themselves: model_writeback.cc
 // (abstract, x86) and model_store.cc (hops, hops+, strand).
 #include "ferrite/crash/model.h"
+#include "wire.h"
 
 #include <algorithm>
 #include <climits>
@@ -35,12 +36,7 @@ const std::vector<const Model*>& registry() {
   return kAll;
 }
 
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using wire::splitmix;
 
 std::uint64_t hash_lines(const std::vector<Line>& lines) {
   std::uint64_t h = 0x51ed2701;

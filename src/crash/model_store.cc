@@ -94,6 +94,7 @@
 #include <unordered_map>
 
 #include "ferrite/crash/model.h"
+#include "wire.h"
 
 namespace ferrite::crash {
 
@@ -102,12 +103,7 @@ namespace {
 constexpr std::size_t kL = persist::kCacheLine;
 constexpr std::uint64_t kEncoding = 1;  // model_data version
 
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using wire::splitmix;
 
 enum class Family { kHops, kStrand };
 

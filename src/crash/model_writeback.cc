@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ferrite/crash/model.h"
+#include "wire.h"
 
 namespace ferrite::crash {
 
@@ -20,12 +21,7 @@ namespace {
 constexpr std::size_t kL = persist::kCacheLine;
 constexpr int kWords = static_cast<int>(kL / 8);
 
-std::uint64_t splitmix(std::uint64_t& x) {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+using wire::splitmix;
 
 std::string hex(std::uint64_t v) {
   static const char* d = "0123456789abcdef";

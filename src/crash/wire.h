@@ -132,5 +132,11 @@ inline std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
+// splitmix64 as a generator: the next value of the sequence `state` walks.
+inline std::uint64_t splitmix(std::uint64_t& state) {
+  const std::uint64_t r = mix(state);
+  state += 0x9e3779b97f4a7c15ull;
+  return r;
+}
 
 }  // namespace ferrite::crash::wire
