@@ -19,6 +19,8 @@
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
 
+namespace crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::scaled;
 
@@ -109,3 +111,5 @@ INSTANTIATE_TEST_SUITE_P(Competitors, BaselineCrash,
                              if (c == '-') c = '_';
                            return n;
                          });
+
+}  // namespace crash_test

@@ -36,6 +36,8 @@
 #include "broken_checks.h"
 #include "ferrite/crash/campaign.h"
 
+namespace durable_ordered_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::Case;
 using ferrite::test::describe;
@@ -223,3 +225,5 @@ INSTANTIATE_TEST_SUITE_P(Competitors, OrderedBroken,
                          ferrite::test::broken_case_name);
 
 }  // namespace
+
+}  // namespace durable_ordered_crash_test

@@ -14,6 +14,8 @@
 #include "ferrite/baselines/nm_bst.h"
 #include "set_checks.h"
 
+namespace durable_ordered_stress_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::scaled;
 
@@ -48,3 +50,5 @@ TEST(OrderedCompetitorStress, NVTraverseBstSkipListAndListSurviveFourThreads) {
 }
 
 }  // namespace
+
+}  // namespace durable_ordered_stress_test

@@ -20,6 +20,8 @@
 #include "ferrite/baselines/nm_bst.h"
 #include "set_checks.h"
 
+namespace durable_ordered_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::map_op;
 using ferrite::test::matches_std_map;
@@ -119,3 +121,5 @@ TEST(HarrisList, OneBucketSetsAgreeWithStdMap) {
 }
 
 }  // namespace
+
+}  // namespace durable_ordered_test

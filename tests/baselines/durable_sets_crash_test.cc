@@ -28,6 +28,8 @@
 #include "broken_checks.h"
 #include "ferrite/crash/campaign.h"
 
+namespace durable_sets_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::Case;
 using ferrite::test::describe;
@@ -120,3 +122,5 @@ INSTANTIATE_TEST_SUITE_P(HarrisHash, DurableSetBroken,
                          ferrite::test::broken_case_name);
 
 }  // namespace
+
+}  // namespace durable_sets_crash_test

@@ -41,6 +41,8 @@
 #include "ferrite/baselines/nm_bst.h"
 #include "ferrite/baselines/soft_hash.h"
 
+namespace durable_sets_process_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::pmem::Pool;
 
@@ -162,3 +164,5 @@ TEST(DurableSetProcess, AnNVTraverseSkipListSurvivesRepeatedSigkill) {
 }
 
 }  // namespace
+
+}  // namespace durable_sets_process_test

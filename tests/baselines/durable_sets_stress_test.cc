@@ -19,6 +19,8 @@
 #include "ferrite/baselines/harris_hash.h"
 #include "ferrite/baselines/soft_hash.h"
 
+namespace durable_sets_stress_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::scaled;
 
@@ -60,3 +62,5 @@ TEST(SoftHashStress, TheBodyFirstOrderSurvivesFourThreadsOnSharedLists) {
 }
 
 }  // namespace
+
+}  // namespace durable_sets_stress_test

@@ -19,6 +19,8 @@
 #include "ferrite/baselines/harris_hash.h"
 #include "ferrite/baselines/pmdk_hashmap.h"
 
+namespace durable_sets_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::map_op;
 using ferrite::test::matches_std_map;
@@ -113,3 +115,5 @@ TEST(PmdkHashMap, ConcurrentThreadsKeepEveryKeyTheyOwn) {
 }
 
 }  // namespace
+
+}  // namespace durable_sets_test

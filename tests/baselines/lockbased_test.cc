@@ -18,6 +18,8 @@
 #include "ferrite/baselines/pmdk_tx.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace lockbased_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::TempPool;
 
@@ -145,3 +147,5 @@ TEST(PmdkTx, BadDirectoryIsAClearError) {
   EXPECT_THROW(fb::PmdkTx("/nonexistent-dir-ferrite", fb::PmdkTx::Kind::kQueue), std::runtime_error);
   EXPECT_FALSE(fb::pmdk_version().empty());
 }
+
+}  // namespace lockbased_test

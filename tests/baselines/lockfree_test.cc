@@ -11,6 +11,8 @@
 #include "ferrite/baselines/friedman.h"
 #include "ferrite/baselines/izraelevitz.h"
 
+namespace lockfree_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::TempPool;
 
@@ -127,3 +129,5 @@ TEST(FriedmanQueue, LogRecoverOpAnswersFromTheLog) {
   EXPECT_EQ(v, 80);
   EXPECT_TRUE(q.snapshot().empty());
 }
+
+}  // namespace lockfree_test

@@ -23,6 +23,8 @@
 #include "ferrite/baselines/redoopt.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace onefile_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 namespace fp = ferrite::persist;
 using ferrite::test::TempPool;
@@ -399,3 +401,5 @@ TEST(OneFileWF, ThePreviousRunsResultsAnswerNoNewOperation) {
   ptm.transaction(0, [&] { final = ptm.load(static_cast<std::uint64_t*>(ptm.object(kTag))); });
   EXPECT_EQ(final, 12u);
 }
+
+}  // namespace onefile_test

@@ -26,6 +26,8 @@
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
 
+namespace ptm_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -256,3 +258,5 @@ INSTANTIATE_TEST_SUITE_P(Ptm, PtmCreate,
                          [](const auto& i) { return name_of(i.param); });
 
 }  // namespace
+
+}  // namespace ptm_crash_test

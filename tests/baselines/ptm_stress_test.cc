@@ -31,6 +31,8 @@
 #include "ferrite/baselines/romulus.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace ptm_stress_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -156,6 +158,12 @@ struct OneFileWF {
   static constexpr const char* kName = "onefile_wf";
 };
 
+}  // namespace
+
+// Outside the anonymous namespace: PtmStress (below) takes it as a parameter
+// type, and a unity build (CMakeLists.txt) compiles this file as an included
+// one, where GCC warns of a class with linkage whose base names a type
+// without (-Wsubobject-linkage).
 struct Ptm {
   const char* name;
   void (*stack)(int threads);
@@ -164,6 +172,9 @@ struct Ptm {
   void (*floats)(int threads);
 };
 void PrintTo(const Ptm& p, std::ostream* os) { *os << p.name; }
+
+namespace {
+
 template <class P>
 std::string tag(const char* what) {
   return std::string(P::kName) + what;
@@ -692,3 +703,5 @@ TEST_P(RedoOptFailureStress, EachFailedOperationThrowsToItsAnnouncerOnlyAndHasNo
 INSTANTIATE_TEST_SUITE_P(Threads, RedoOptFailureStress, ::testing::Values(2, 3, 4), threads_name);
 
 }  // namespace
+
+}  // namespace ptm_stress_test

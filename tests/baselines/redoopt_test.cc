@@ -18,6 +18,8 @@
 #include "ferrite/baselines/romulus.h"
 #include "ferrite/baselines/seq_objects.h"
 
+namespace redoopt_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 namespace fp = ferrite::persist;
 using ferrite::test::TempPool;
@@ -289,3 +291,5 @@ TEST(RedoOpt, ACorruptCurCombFailsInsteadOfGuessing) {
   { Stack s(*pool, "s", params(), kRegion); s.ptm().root()->cur_comb.store(7); }
   EXPECT_THROW(Stack(*pool, "s", params(), kRegion), std::runtime_error);
 }
+
+}  // namespace redoopt_test

@@ -16,6 +16,8 @@
 #include "ferrite/baselines/seq_objects.h"
 #include "ferrite/pmem/root_registry.h"
 
+namespace romulus_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::TempPool;
 
@@ -280,3 +282,5 @@ TEST_F(RomulusRecovery, ACorruptStateWordFailsRecoveryInsteadOfGuessing) {
   ASSERT_NE(pool->recovery_report(), nullptr);
   EXPECT_FALSE(pool->recovery_report()->failed_roots.empty());
 }
+
+}  // namespace romulus_test

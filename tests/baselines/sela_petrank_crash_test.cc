@@ -24,6 +24,8 @@
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/model.h"
 
+namespace sela_petrank_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -174,3 +176,5 @@ TEST(SelaPetrankCreate, SurvivesCrashesDuringCreation) {
 }
 
 }  // namespace
+
+}  // namespace sela_petrank_crash_test

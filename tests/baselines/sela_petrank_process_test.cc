@@ -32,6 +32,8 @@
 #include "common/temp_pool.h"
 #include "ferrite/baselines/sela_petrank.h"
 
+namespace sela_petrank_process_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::pmem::Pool;
 
@@ -131,3 +133,5 @@ TEST(SelaPetrankProcess, OptLinkedQSurvivesRepeatedSigkill) {
 }
 
 }  // namespace
+
+}  // namespace sela_petrank_process_test

@@ -13,6 +13,8 @@
 #include "common/temp_pool.h"
 #include "ferrite/baselines/sela_petrank.h"
 
+namespace sela_petrank_stress_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -57,3 +59,5 @@ TEST(SelaPetrankStress, OptLinkedQConservesAndOrdersUnderFourThreadsAndRestarts)
 }
 
 }  // namespace
+
+}  // namespace sela_petrank_stress_test

@@ -29,6 +29,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace soft_hash_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::Case;
 using ferrite::test::describe;
@@ -160,3 +162,5 @@ INSTANTIATE_TEST_SUITE_P(Soft, SoftBroken,
                          ferrite::test::broken_case_name);
 
 }  // namespace
+
+}  // namespace soft_hash_crash_test

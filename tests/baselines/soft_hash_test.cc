@@ -19,6 +19,8 @@
 #include "ferrite/baselines/soft_hash.h"
 #include "set_checks.h"
 
+namespace soft_hash_test {  // this file's names, apart in a unity build
+
 namespace fb = ferrite::baselines;
 namespace fs = ferrite::baselines::soft;
 using ferrite::test::map_op;
@@ -161,3 +163,5 @@ TEST(SoftHashTable, ASlabCarvedFromDirtyHeapMemoryShowsNoStalePNodes) {
 }
 
 }  // namespace
+
+}  // namespace soft_hash_test

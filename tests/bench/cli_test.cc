@@ -13,6 +13,8 @@
 
 #include "common/process.h"
 
+namespace cli_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using Result = ferrite::test::CliResult;
@@ -219,3 +221,5 @@ TEST(BenchCli, TinyRunWritesJsonAndCsv) {
 }
 
 }  // namespace
+
+}  // namespace cli_test

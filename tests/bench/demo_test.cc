@@ -18,6 +18,8 @@
 
 #include "common/process.h"
 
+namespace demo_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using Result = ferrite::test::CliResult;
@@ -141,3 +143,5 @@ TEST(MirrorKvExample, VerifyAcceptsTheAcknowledgedStateAndRejectsAnyOther) {
 }
 
 }  // namespace
+
+}  // namespace demo_test

@@ -16,6 +16,8 @@
 #include "ferrite/combining/pb_stack.h"
 #include "common/temp_pool.h"
 
+namespace pb_basic_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::combining;
 using fc::OpCode;
 using ferrite::test::TempPool;
@@ -329,3 +331,5 @@ TEST(OpLog, BeginPersistsAndPendingReturnsLatest) {
   EXPECT_THROW(fc::OpLog::attach(*tp, "log", 3), std::invalid_argument);
   EXPECT_THROW(log.begin(2, OpCode::kEnqueue, 1), std::out_of_range);
 }
+
+}  // namespace pb_basic_test

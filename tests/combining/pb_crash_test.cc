@@ -19,6 +19,8 @@
 #include "common/models.h"
 #include "common/scale.h"
 
+namespace pb_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::scaled;
 
@@ -253,3 +255,5 @@ INSTANTIATE_TEST_SUITE_P(PB, PBBroken,
                          });
 
 }  // namespace
+
+}  // namespace pb_crash_test

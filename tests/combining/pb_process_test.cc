@@ -37,6 +37,8 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 
+namespace pb_process_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::combining;
 using ferrite::pmem::Pool;
 
@@ -201,3 +203,5 @@ TEST(PBProcess, QueueSurvivesRepeatedSigkillWithExactlyOnceJobs) {
   pool.reset();
   ::unlink(path.c_str());
 }
+
+}  // namespace pb_process_test

@@ -22,6 +22,8 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 
+namespace pb_stress_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::combining;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -222,3 +224,5 @@ TEST(PBStressHeap, SingleConsumerSeesNonDecreasingMinimaWithoutInserts) {
   ASSERT_EQ(all.size(), 1000u);
   for (int i = 0; i < 1000; ++i) EXPECT_EQ(all[static_cast<std::size_t>(i)], i);
 }
+
+}  // namespace pb_stress_test

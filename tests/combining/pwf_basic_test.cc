@@ -100,6 +100,8 @@ TEST(PWFStack, ReopenTracesNodesAndRecovers) {
 #include "ferrite/combining/pwf_heap.h"
 #include "ferrite/combining/pwf_queue.h"
 
+namespace pwf_basic_test {  // this file's names, apart in a unity build
+
 namespace {
 
 // Q3's probe: IE requests with seqs of their own (bit 61) interleave with
@@ -196,3 +198,5 @@ TEST(PWFHeap, SequentialOrderFullEmptyAndReopen) {
 }
 
 }  // namespace
+
+}  // namespace pwf_basic_test

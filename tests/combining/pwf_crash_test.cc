@@ -18,6 +18,8 @@
 #include "common/scale.h"
 #include "common/subjects.h"
 
+namespace pwf_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::scaled;
 
@@ -194,3 +196,5 @@ INSTANTIATE_TEST_SUITE_P(PWF, PWFBroken,
                          });
 
 }  // namespace
+
+}  // namespace pwf_crash_test

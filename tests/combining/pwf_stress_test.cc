@@ -23,6 +23,8 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 
+namespace pwf_stress_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::combining;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -190,3 +192,5 @@ TEST(PWFStress, HeapConservationAndOrder) {
 }
 
 }  // namespace
+
+}  // namespace pwf_stress_test

@@ -37,6 +37,8 @@
 #include "ferrite/crash/subject.h"
 #include "ferrite/pmem/pool.h"
 
+namespace shared_pool_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::combining;
 namespace cr = ferrite::crash;
 using ferrite::pmem::Pool;
@@ -388,3 +390,5 @@ TEST(SharedPool, PerStructureHeapRecoveryLosesTheNeighboursNodesAndIsCaught) {
 }
 
 }  // namespace
+
+}  // namespace shared_pool_crash_test

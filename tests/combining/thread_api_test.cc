@@ -20,6 +20,8 @@
 #include "ferrite/detectable.h"
 #include "ferrite/sync/thread_registry.h"
 
+namespace thread_api_test {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fc = ferrite::combining;
@@ -136,3 +138,5 @@ TEST(ThreadApi, AHandleWithoutAnIdIsRefusedByDetectable) {
 }
 
 }  // namespace
+
+}  // namespace thread_api_test

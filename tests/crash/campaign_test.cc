@@ -21,6 +21,8 @@
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
 
+namespace campaign_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 
 namespace {
@@ -308,3 +310,5 @@ TEST(Campaign, AScheduledRunsViolationReplaysExactlyFromItsReplayLine) {
 
 
 }  // namespace
+
+}  // namespace campaign_test

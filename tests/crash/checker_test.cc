@@ -25,6 +25,8 @@
 #include "ferrite/crash/checker.h"
 #include "ferrite/crash/internal/checker_collections.h"
 
+namespace checker_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using fc::CheckResult;
 using fc::HistoryOp;
@@ -1304,3 +1306,5 @@ TEST(Checker, CampaignSizedChecksAreCheap) {
 }
 
 }  // namespace
+
+}  // namespace checker_test

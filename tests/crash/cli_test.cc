@@ -8,6 +8,8 @@
 
 #include "common/process.h"
 
+namespace cli_test {  // this file's names, apart in a unity build
+
 namespace {
 
 // `ferrite crashtest args`, stdout only.
@@ -77,3 +79,5 @@ TEST(CrashtestCli, AnInconclusiveImageIsNeverAPass) {
 }
 
 }  // namespace
+
+}  // namespace cli_test

@@ -21,6 +21,8 @@
 #include "ferrite/crash/sim.h"
 #include "ferrite/pmem/pool.h"
 
+namespace image_view_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace fp = ferrite::pmem;
 
@@ -156,3 +158,5 @@ TEST(ImageView, APoolOfAnotherSizeStillOpens) {
 }
 
 }  // namespace
+
+}  // namespace image_view_test

@@ -19,6 +19,8 @@
 #include "common/sim_range.h"
 #include "ferrite/persist/persist.h"
 
+namespace model_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace fp = ferrite::persist;
 
@@ -595,3 +597,5 @@ TEST(Models, StoreModelStatesSerializeAndImageAtRebuildsEveryIndex) {
     }
   }
 }
+
+}  // namespace model_test

@@ -17,6 +17,8 @@
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
 
+namespace mutate_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace ps = ferrite::persist;
 
@@ -284,3 +286,5 @@ TEST(Mutate, OpLogBeginsPsyncIsCaughtWithSeveralThreads) {
 }
 
 }  // namespace
+
+}  // namespace mutate_crash_test

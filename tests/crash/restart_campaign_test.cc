@@ -25,6 +25,8 @@
 #include "ferrite/persist/persist.h"
 #include "ferrite/pmem/pool.h"
 
+namespace restart_campaign_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace pm = ferrite::pmem;
 namespace ps = ferrite::persist;
@@ -738,3 +740,5 @@ TEST(Restart, StrictlyDurableQueuesSurviveASecondCrashAfterRecovery) {
 }
 
 }  // namespace
+
+}  // namespace restart_campaign_test

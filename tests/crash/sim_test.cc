@@ -17,6 +17,8 @@
 #include "common/sim_range.h"
 #include "ferrite/persist/persist.h"
 
+namespace sim_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace fp = ferrite::persist;
 
@@ -333,3 +335,5 @@ TEST(Sim, WithoutTrackingCaptureScans) {
 }
 
 }  // namespace
+
+}  // namespace sim_test

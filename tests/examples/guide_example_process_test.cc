@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+namespace guide_example_process_test {  // this file's names, apart in a unity build
+
 namespace {
 
 std::string example_path() {
@@ -113,3 +115,5 @@ TEST(GuideExample, BadUsageExitsTwo) {
 }
 
 }  // namespace
+
+}  // namespace guide_example_process_test

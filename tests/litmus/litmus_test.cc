@@ -16,6 +16,8 @@
 #include "ferrite/crash/model.h"
 #include "ferrite/litmus/litmus.h"
 
+namespace litmus_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace fl = ferrite::litmus;
 
@@ -225,3 +227,5 @@ TEST(Litmus, TheCommandExitsOnlyZeroWhenEveryVerdictMatches) {
 }
 
 }  // namespace
+
+}  // namespace litmus_test

@@ -36,6 +36,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace helper_prune_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 namespace fl = ferrite::logging;
 namespace fa = ferrite::adapters;
@@ -226,3 +228,5 @@ TEST(TableTwoCrashTinyLog, UnderStrandTheHelpersPruneFenceExcludesAnImageThatUnd
   EXPECT_FALSE(helper_prune_image_exists(true)) << "with the fence";
   EXPECT_TRUE(helper_prune_image_exists(false)) << "without the fence the image exists";
 }
+
+}  // namespace helper_prune_crash_test

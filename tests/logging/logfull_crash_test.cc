@@ -171,6 +171,8 @@ struct Workload<fl::LoggedFill> {
 
 }  // namespace ferrite::adapters::logging
 
+namespace logfull_crash_test {  // this file's names, apart in a unity build
+
 namespace {
 
 // The adapter traits, on LoggedFill's small log, counting the fills the
@@ -315,3 +317,5 @@ TEST(TableTwoCrashLogFull, ARollbackWithoutItsDurabilityPointIsCaught) {
                 ull(r.seed), r.details[0].reason.c_str());
   }
 }
+
+}  // namespace logfull_crash_test

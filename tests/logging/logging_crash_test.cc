@@ -24,6 +24,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace logging_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -136,3 +138,5 @@ INSTANTIATE_TEST_SUITE_P(Workloads, LoggingCrash,
                              if (c == '-') c = '_';
                            return n;
                          });
+
+}  // namespace logging_crash_test

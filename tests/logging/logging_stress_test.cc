@@ -15,6 +15,8 @@
 #include "common/temp_pool.h"
 #include "ferrite/logging/workloads.h"
 
+namespace logging_stress_test {  // this file's names, apart in a unity build
+
 namespace fl = ferrite::logging;
 using ferrite::test::scaled;
 
@@ -73,3 +75,5 @@ TEST_P(LoggingStress, TheMapEndsWithEachThreadsLastWrites) {
 INSTANTIATE_TEST_SUITE_P(Languages, LoggingStress,
                          ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
                          [](const auto& i) { return std::string(fl::language_name(i.param)); });
+
+}  // namespace logging_stress_test

@@ -13,6 +13,8 @@
 
 #include "ferrite/crash/checker.h"
 
+namespace region_checker_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 
 namespace {
@@ -253,3 +255,5 @@ TEST(RegionChecker, LongThreeThreadAtlasHistoriesStayWithinTheDefaultBudget) {
   const auto v = fc::check_failure_atomicity(in, atlas_swap_spec());
   EXPECT_EQ(v.verdict, fc::CheckResult::Verdict::kViolation) << v.reason;
 }
+
+}  // namespace region_checker_test

@@ -31,6 +31,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace store_models_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -191,3 +193,5 @@ TEST(LoggingStoreModelCrash, TheHopsInstrumentationIsCaughtUnderTheWriteBackMode
   ASSERT_TRUE(r.error.empty()) << r.error;
   EXPECT_GT(r.violations, 0u) << "HOPS instrumentation passed under x86";
 }
+
+}  // namespace store_models_crash_test

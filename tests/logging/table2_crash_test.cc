@@ -44,6 +44,8 @@
 #include "ferrite/crash/campaign.h"
 #include "adapters/logging_adapter.h"
 
+namespace table2_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -527,3 +529,5 @@ TEST_P(TableTwoCrash, FullMultiThreadCampaignsBuildTenThousandImagesPerModel) {
 
 INSTANTIATE_TEST_SUITE_P(Workloads, TableTwoCrash, ::testing::Range(0, 4),
                          [](const auto& info) { return std::string(kWorkloads[info.param]); });
+
+}  // namespace table2_crash_test

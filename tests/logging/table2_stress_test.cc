@@ -32,6 +32,8 @@
 #include "ferrite/logging/rb_tree.h"
 #include "ferrite/logging/tpcc.h"
 
+namespace table2_stress_test {  // this file's names, apart in a unity build
+
 namespace fl = ferrite::logging;
 using ferrite::test::scaled;
 
@@ -350,3 +352,5 @@ INSTANTIATE_TEST_SUITE_P(Languages, LeaversDoNotStall,
 INSTANTIATE_TEST_SUITE_P(Languages, TableTwoStress,
                          ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
                          [](const auto& i) { return std::string(fl::language_name(i.param)); });
+
+}  // namespace table2_stress_test

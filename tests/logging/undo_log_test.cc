@@ -34,6 +34,8 @@
 #include "ferrite/pmem/pool.h"
 #include "ferrite/pmem/root_registry.h"
 
+namespace undo_log_test {  // this file's names, apart in a unity build
+
 namespace fl = ferrite::logging;
 namespace pm = ferrite::pmem;
 namespace ps = ferrite::persist;
@@ -669,3 +671,5 @@ TEST_P(GroupCrash, AGroupThatEndsIsDurableAndARegionOutsideItsLocksIsRefused) {
 INSTANTIATE_TEST_SUITE_P(Languages, GroupCrash,
                          ::testing::Values(fl::Language::kTxn, fl::Language::kAtlas, fl::Language::kSfr),
                          [](const auto& i) { return std::string(fl::language_name(i.param)); });
+
+}  // namespace undo_log_test

@@ -20,6 +20,8 @@
 #include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/hash_map.h"
 
+namespace bst_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::mirror;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -176,3 +178,5 @@ TEST(MirrorBst, RecoveryTimeGrowsWithTheLiveSize) {
 }
 
 }  // namespace
+
+}  // namespace bst_test

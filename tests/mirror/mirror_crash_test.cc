@@ -31,6 +31,8 @@
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/mutate.h"
 
+namespace mirror_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::scaled;
 
@@ -268,3 +270,5 @@ TEST(MirrorMutation, EveryMirrorSiteOfTheListIsCaught) {
 }
 
 }  // namespace
+
+}  // namespace mirror_crash_test

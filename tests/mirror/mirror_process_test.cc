@@ -37,6 +37,8 @@
 #include "ferrite/mirror/hash_map.h"
 #include "ferrite/mirror/skip_list.h"
 
+namespace mirror_process_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::mirror;
 using ferrite::pmem::Pool;
 
@@ -164,3 +166,5 @@ TEST(MirrorProcess, ASkipListMapWithBothReplicasInThePoolSurvivesRepeatedSigkill
 }
 
 }  // namespace
+
+}  // namespace mirror_process_test

@@ -25,6 +25,8 @@
 #include "ferrite/mirror/patomic.h"
 #include "ferrite/mirror/skip_list.h"
 
+namespace mirror_stress_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::mirror;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -207,3 +209,5 @@ TEST(MirrorStress, SkipListMapPutsAndErasesAgreeWithTheirOldValues) {
 }
 
 }  // namespace
+
+}  // namespace mirror_stress_test

@@ -21,6 +21,8 @@
 #include "ferrite/mirror/patomic.h"
 #include "ferrite/persist/persist.h"
 
+namespace patomic_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::mirror;
 namespace ps = ferrite::persist;
 using ferrite::test::TempPool;
@@ -286,3 +288,5 @@ TEST(MirrorRecovery, RecoveryTimeGrowsWithTheLiveSize) {
 }
 
 }  // namespace
+
+}  // namespace patomic_test

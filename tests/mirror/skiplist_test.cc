@@ -21,6 +21,8 @@
 #include "ferrite/mirror/bst.h"
 #include "ferrite/mirror/hash_map.h"
 
+namespace skiplist_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::mirror;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -181,3 +183,5 @@ TEST(MirrorSkipList, RecoveryTimeGrowsWithTheLiveSize) {
 }
 
 }  // namespace
+
+}  // namespace skiplist_test

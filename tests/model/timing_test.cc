@@ -12,6 +12,8 @@
 #include "ferrite/model/timing.h"
 #include "ferrite/model/trace.h"
 
+namespace timing_test {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fm = ferrite::model;
@@ -407,3 +409,5 @@ TEST(TimingModel, DesignNamesRoundTrip) {
 }
 
 }  // namespace
+
+}  // namespace timing_test

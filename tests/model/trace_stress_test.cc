@@ -13,6 +13,8 @@
 #include "ferrite/model/trace.h"
 #include "ferrite/persist/persist.h"
 
+namespace trace_stress_test {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fm = ferrite::model;
@@ -79,3 +81,5 @@ TEST(TraceBackendStress, ConcurrentThreadsKeepTheirStreamsAndTheLockOrder) {
 }
 
 }  // namespace
+
+}  // namespace trace_stress_test

@@ -16,6 +16,8 @@
 #include "ferrite/model/trace.h"
 #include "ferrite/persist/persist.h"
 
+namespace trace_test {  // this file's names, apart in a unity build
+
 namespace {
 
 namespace fm = ferrite::model;
@@ -238,3 +240,5 @@ TEST(SimTool, ReplaysATraceUnderEveryDesignOfItsInstrumentation) {
 }
 
 }  // namespace
+
+}  // namespace trace_test

@@ -15,6 +15,8 @@
 #include "ferrite/montage/mindicator.h"
 #include "ferrite/montage/ms_queue.h"
 
+namespace epoch_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::test::TempPool;
 
@@ -316,3 +318,5 @@ TEST(MSQueue, AfterConcurrentUpdatesAndASyncARestartRecoversTheExactState) {
   auto q = fm::MSQueue<>::attach(*pool, "q", 3, manual());
   EXPECT_EQ(q->contents(), final_state);
 }
+
+}  // namespace epoch_test

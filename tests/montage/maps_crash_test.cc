@@ -24,6 +24,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace maps_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::claimed_models;
 using ferrite::test::describe;
@@ -203,3 +205,5 @@ INSTANTIATE_TEST_SUITE_P(Structures, MontageRecoveryBroken,
                          param_name);
 
 }  // namespace
+
+}  // namespace maps_crash_test

@@ -20,6 +20,8 @@
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/skiplist.h"
 
+namespace maps_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::test::TempPool;
 
@@ -181,3 +183,5 @@ TEST(MontageRecovery, TwoRecoveryThreadsKeepExactlyWhatOneKeeps) {
     }
   }
 }
+
+}  // namespace maps_test

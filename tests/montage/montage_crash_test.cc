@@ -32,6 +32,8 @@
 #include "ferrite/crash/model.h"
 #include "ferrite/crash/mutate.h"
 
+namespace montage_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::scaled;
 
@@ -347,3 +349,5 @@ TEST(MontageCreate, EveryStructureSurvivesCrashesDuringCreate) {
 }
 
 }  // namespace
+
+}  // namespace montage_crash_test

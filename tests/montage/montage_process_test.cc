@@ -52,6 +52,8 @@
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/split_ordered.h"
 
+namespace montage_process_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::pmem::Pool;
 
@@ -287,3 +289,5 @@ TEST(MontageProcess, SplitOrderedMapKeepsEverySyncedOperationAcrossRepeatedSigki
   const KillResult r = kill_rounds<SplitOrderedKind>(rounds);
   EXPECT_GE(r.doublings, 6) << "the children did not grow the table";
 }
+
+}  // namespace montage_process_test

@@ -26,6 +26,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 
+namespace montage_second_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::scaled;
@@ -153,3 +155,5 @@ INSTANTIATE_TEST_SUITE_P(Structures, MontageNoRecoveryReset,
                          });
 
 }  // namespace
+
+}  // namespace montage_second_crash_test

@@ -17,6 +17,8 @@
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/ms_queue.h"
 
+namespace montage_stress_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -143,3 +145,5 @@ TEST(MontageStress, HashMapAgreesWithAPerThreadModelOnPrivateKeysAndSurvivesShar
 }
 
 }  // namespace
+
+}  // namespace montage_stress_test

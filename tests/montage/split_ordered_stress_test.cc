@@ -21,6 +21,8 @@
 #include "common/temp_pool.h"
 #include "ferrite/montage/split_ordered.h"
 
+namespace split_ordered_stress_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
@@ -147,3 +149,5 @@ TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {
 }
 
 }  // namespace
+
+}  // namespace split_ordered_stress_test

@@ -20,6 +20,8 @@
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/split_ordered.h"
 
+namespace split_ordered_test {  // this file's names, apart in a unity build
+
 namespace fm = ferrite::montage;
 using ferrite::test::TempPool;
 using Map = fm::SplitOrderedMap<>;
@@ -180,3 +182,5 @@ TEST(SplitOrderedMap, AttachRefusesAnotherStructuresRoot) {
 }
 
 }  // namespace
+
+}  // namespace split_ordered_test

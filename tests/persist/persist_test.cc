@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+namespace persist_test {  // this file's names, apart in a unity build
+
 namespace fp = ferrite::persist;
 
 namespace {
@@ -159,3 +161,5 @@ TEST(Persist, SimWithoutSimulatorIsAClearError) {
 }
 
 }  // namespace
+
+}  // namespace persist_test

@@ -19,6 +19,8 @@
 
 extern char** environ;
 
+namespace corrupt_process_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using namespace ferrite::pmem;
@@ -208,3 +210,5 @@ TEST(PmemCorrupt, RandomDamageIsRefusedOrSound) {
 }
 
 }  // namespace
+
+}  // namespace corrupt_process_test

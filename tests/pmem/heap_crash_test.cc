@@ -28,6 +28,8 @@
 #include "ferrite/pmem/pool.h"
 #include "ferrite/pmem/root_registry.h"
 
+namespace heap_crash_test {  // this file's names, apart in a unity build
+
 namespace fc = ferrite::crash;
 namespace fp = ferrite::pmem;
 namespace ps = ferrite::persist;
@@ -151,3 +153,5 @@ TEST(HeapCrash, EveryPersistenceVerbOfChunkAllocationIsNecessary) {
 }
 
 }  // namespace
+
+}  // namespace heap_crash_test

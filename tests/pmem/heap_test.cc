@@ -14,6 +14,8 @@
 #include "ferrite/pmem/layout.h"
 #include "ferrite/pmem/pool.h"
 
+namespace heap_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using namespace ferrite::pmem;
@@ -348,3 +350,5 @@ TEST(PmemHeap, FreeBeforeRecoveryIsDeferred) {
   EXPECT_FALSE(got.count(offs[1]));
 }
 }  // namespace
+
+}  // namespace heap_test

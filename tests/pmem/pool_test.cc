@@ -11,6 +11,8 @@
 #include "common/pool_image.h"
 #include "common/temp_pool.h"
 
+namespace pool_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using namespace ferrite::pmem;
@@ -442,3 +444,5 @@ TEST(PmemPool, HeaderWritesArePersisted) {
 }
 
 }  // namespace
+
+}  // namespace pool_test

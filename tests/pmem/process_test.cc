@@ -21,6 +21,8 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 
+namespace process_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using namespace ferrite::pmem;
@@ -272,3 +274,5 @@ TEST(PmemLock, SecondProcessIsRefused) {
 }
 
 }  // namespace
+
+}  // namespace process_test

@@ -14,6 +14,8 @@
 #include "ferrite/pmem/pool.h"
 #include "ferrite/pmem/root_registry.h"
 
+namespace recover_test {  // this file's names, apart in a unity build
+
 namespace {
 
 using namespace ferrite::pmem;
@@ -237,3 +239,5 @@ TEST(PoolRecovery, RegisteringARootTypeTwiceIsIdempotentAndAnImpostorIsRefused) 
 }
 
 }  // namespace
+
+}  // namespace recover_test

@@ -29,6 +29,8 @@
 #include <string_view>
 #include <vector>
 
+namespace repo_test {  // this file's names, apart in a unity build
+
 namespace {
 
 const std::string kRoot = FERRITE_SOURCE_DIR;
@@ -160,3 +162,5 @@ TEST(Repository, ScannerFlagsOutsidePathsOnly) {
 }
 
 }  // namespace
+
+}  // namespace repo_test

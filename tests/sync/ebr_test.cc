@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+namespace ebr_test {  // this file's names, apart in a unity build
+
 namespace fs = ferrite::sync;
 
 namespace {
@@ -164,3 +166,5 @@ TEST(Ebr, ConcurrentReadersNeverSeeAFreedNode) {
   EXPECT_EQ(freed.load(), allocated.load() - 1);  // all but the current node
   delete shared.load();
 }
+
+}  // namespace ebr_test

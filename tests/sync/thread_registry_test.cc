@@ -10,6 +10,8 @@
 #include "ferrite/sync/backoff.h"
 #include "ferrite/sync/cache_padded.h"
 
+namespace thread_registry_test {  // this file's names, apart in a unity build
+
 namespace fs = ferrite::sync;
 
 TEST(ThreadRegistry, HandsOutDenseIdsAndReusesReleasedOnes) {
@@ -80,3 +82,5 @@ TEST(Backoff, GrowsToItsCapAndResets) {
   b.reset();
   EXPECT_EQ(b.current(), 1u);
 }
+
+}  // namespace thread_registry_test
