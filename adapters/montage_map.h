@@ -152,9 +152,9 @@ bool register_montage_map(const char* description) {
   // The transient original (the paper's DRAM (T)): bench only, no pool.
   register_adapter<MontageMap<T, mf::kNone, montage::TransientSys>>(
       Registration{.technique = std::string(T::kName) + "-dram", .family = "montage", .origin = Origin::kTransient,
-                   .description = std::string(description) +
-                                  ", transient original: the same code on TransientSys (payloads in DRAM, plain "
-                                  "CAS, no epochs; the paper's DRAM (T))",
+                   .description = std::string("transient original of ") + T::kName +
+                                  " (the paper's DRAM (T)): the same code on TransientSys, payloads in DRAM, plain "
+                                  "CAS, no epochs",
                    .wide_keys = HasWideMap<T>, .crash = false, .needs_pool = false, .pool_size = 0});
   register_adapter<MontageMap<T, mf::kNoTbpWriteback>>(
       broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));

@@ -75,8 +75,8 @@ FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNone>,
                           .description = "Michael-Scott queue on nbMontage (buffered durable linearizability, DISC'21 §5)"});
 FERRITE_REGISTER_ADAPTER(MontageQueueDram,
                          {.technique = "montage-queue-dram", .family = "montage", .origin = fa::Origin::kTransient,
-                          .description = "Michael-Scott queue of montage-queue, transient original: the same code on "
-                                         "TransientSys (payloads in DRAM, plain CAS, no epochs; the paper's DRAM (T))",
+                          .description = "transient original of montage-queue (the paper's DRAM (T)): the same code "
+                                         "on TransientSys, payloads in DRAM, plain CAS, no epochs",
                           .crash = false, .needs_pool = false, .pool_size = 0});
 FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNoTbpWriteback>,
                          broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));
