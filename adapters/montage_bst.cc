@@ -16,8 +16,8 @@ namespace fa = ferrite::adapters;
 namespace fm = ferrite::montage;
 
 struct BstTraits {
-  template <unsigned F>
-  using Map = fm::Bst<F>;
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using Map = fm::Bst<F, S>;
   static constexpr const char* kName = "montage-bst";
   static fm::BstOptions options(const fa::Setup& s) {
     fm::BstOptions o;

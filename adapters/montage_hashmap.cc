@@ -21,10 +21,10 @@ namespace fa = ferrite::adapters;
 namespace fm = ferrite::montage;
 
 struct HashMapTraits {
-  template <unsigned F>
-  using Map = fm::HashMap<F>;
-  template <unsigned F>
-  using WideMap = fm::HashMap<F, ferrite::Key32>;  // --key-size 32
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using Map = fm::HashMap<F, std::int64_t, S>;
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using WideMap = fm::HashMap<F, ferrite::Key32, S>;  // --key-size 32
   static constexpr const char* kName = "montage-hashmap";
   static fm::HashMapOptions options(const fa::Setup& s) {
     fm::HashMapOptions o;

@@ -10,16 +10,20 @@
 // traits type T:
 //
 //   struct T {
-//     template <unsigned F> using Map = montage::Bst<F>;   // the structure
+//     template <unsigned F, class S = montage::EpochSys<F>>
+//     using Map = montage::Bst<F, S>;                       // the structure on system S
 //     static constexpr const char* kName = "montage-bst";  // technique name
 //     static montage::BstOptions options(const Setup&);    // its options
-//     template <unsigned F> using WideMap = ...;           // optional: the structure
+//     template <unsigned F, class S = ...> using WideMap = ...;  // optional: the structure
 //   };                                                     // with 32-byte keys (Key32)
 //
 // A structure with a WideMap takes `ferrite bench --key-size 32` (bench
 // only: the crash campaigns run the 8-byte map); one without refuses it.
 //
-// and registers it with register_montage_map<T>(description).
+// and registers it with register_montage_map<T>(description), which also
+// registers its transient original, `<kName>-dram` (bench only): the same
+// structure on montage::TransientSys, payloads in DRAM and plain CASes
+// (the paper's DRAM (T), montage/transient_sys.h).
 #pragma once
 
 #include <cstddef>
@@ -31,26 +35,29 @@
 #include "ferrite/key32.h"
 #include "montage_common.h"
 #include "ferrite/montage/internal/faults.h"
+#include "ferrite/montage/transient_sys.h"
 
 namespace ferrite::adapters {
 
 template <class T>
 concept HasWideMap = requires { typename T::template WideMap<0>; };
 struct NoWideMap {};
-template <class T, unsigned F>
+template <class T, unsigned F, class S>
 struct WideMapOf {
   using type = NoWideMap;
 };
-template <class T, unsigned F>
+template <class T, unsigned F, class S>
   requires HasWideMap<T>
-struct WideMapOf<T, F> {
-  using type = typename T::template WideMap<F>;
+struct WideMapOf<T, F, S> {
+  using type = typename T::template WideMap<F, S>;
 };
 
-template <class T, unsigned F>
+// S: montage::EpochSys<F> (the nbMontage structure: a pool, crash-tested)
+// or montage::TransientSys (its transient original: no pool, bench only).
+template <class T, unsigned F, class S = montage::EpochSys<F>>
 struct MontageMap {
-  using Map = typename T::template Map<F>;
-  using Wide = typename WideMapOf<T, F>::type;
+  using Map = typename T::template Map<F, S>;
+  using Wide = typename WideMapOf<T, F, S>::type;
   // One of the two: the 8-byte map, or (bench, --key-size 32) the map on
   // Key32::from(the operation's key).
   struct Handle {
@@ -59,26 +66,35 @@ struct MontageMap {
   };
   static constexpr op::Abstract kAbstract = op::Abstract::kMap;
   static constexpr bool kDetectable = false;
-  static constexpr bool kBuffered = true;
+  static constexpr bool kBuffered = S::kPersistent;
   static constexpr bool kWideKeys = HasWideMap<T>;
 
+  template <class M>
+  static std::unique_ptr<M> make(pmem::Pool* pool, const Setup& s) {
+    if constexpr (S::kPersistent) return M::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+    else return M::create(s.threads, T::options(s));
+  }
   static Handle create(pmem::Pool* pool, const Setup& s) {
     Handle h;
     if (s.key_size == 32) {
       if constexpr (kWideKeys)
-        h.wide = Wide::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+        h.wide = make<Wide>(pool, s);
       else
         throw std::invalid_argument(std::string(T::kName) + " does not take 32-byte keys");
     } else {
-      h.narrow = Map::create(*pool, s.name, s.threads, T::options(s), montage_epoch_options(*pool, s));
+      h.narrow = make<Map>(pool, s);
     }
     return h;
   }
   static Handle attach(pmem::Pool& pool, const Setup& s) {
-    if (s.key_size != 8) throw std::invalid_argument(std::string(T::kName) + ": attach takes 8-byte keys only");
-    Handle h;
-    h.narrow = Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
-    return h;
+    if constexpr (S::kPersistent) {
+      if (s.key_size != 8) throw std::invalid_argument(std::string(T::kName) + ": attach takes 8-byte keys only");
+      Handle h;
+      h.narrow = Map::attach(pool, s.name, s.threads, T::options(s), montage_epoch_options(pool, s));
+      return h;
+    } else {
+      throw std::logic_error("a transient technique has nothing to attach to");
+    }
   }
   template <class M, class K>
   static op::Response run(M& m, int tid, const op::Op& o, const K& key) {
@@ -133,6 +149,13 @@ bool register_montage_map(const char* description) {
                                                           .origin = Origin::kFerrite, .description = description,
                                                           .wide_keys = HasWideMap<T>,
                                                           .pool_size = std::size_t{1} << 30});
+  // The transient original (the paper's DRAM (T)): bench only, no pool.
+  register_adapter<MontageMap<T, mf::kNone, montage::TransientSys>>(
+      Registration{.technique = std::string(T::kName) + "-dram", .family = "montage", .origin = Origin::kTransient,
+                   .description = std::string("transient original of ") + T::kName +
+                                  " (the paper's DRAM (T)): the same code on TransientSys, payloads in DRAM, plain "
+                                  "CAS, no epochs",
+                   .wide_keys = HasWideMap<T>, .crash = false, .needs_pool = false, .pool_size = 0});
   register_adapter<MontageMap<T, mf::kNoTbpWriteback>>(
       broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));
   register_adapter<MontageMap<T, mf::kAcceptUncommitted>>(

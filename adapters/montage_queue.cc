@@ -6,10 +6,14 @@
 // benchmarks; on the crash simulator the epoch advances only on sync (a
 // thread of its own would run outside the campaign's scheduler), and the
 // crash workload issues a sync every 8 operations on average.
+//
+// montage-queue-dram: the same queue on montage::TransientSys (payloads in
+// DRAM, plain CAS, no epochs), the paper's DRAM (T); bench only.
 #include "adapter.h"
 #include "montage_common.h"
 #include "ferrite/montage/internal/faults.h"
 #include "ferrite/montage/ms_queue.h"
+#include "ferrite/montage/transient_sys.h"
 
 namespace adapter_montage_queue {  // this file's names, apart in a unity build
 
@@ -22,18 +26,22 @@ namespace mf = fm::fault;
 
 using fa::montage_epoch_options;
 
-template <unsigned F>
+// S: fm::EpochSys<F>, or fm::TransientSys for the transient original.
+template <unsigned F, class S = fm::EpochSys<F>>
 struct MontageQueue {
-  using Handle = std::unique_ptr<fm::MSQueue<F>>;
+  using Queue = fm::MSQueue<F, S>;
+  using Handle = std::unique_ptr<Queue>;
   static constexpr op::Abstract kAbstract = op::Abstract::kQueue;
   static constexpr bool kDetectable = false;
-  static constexpr bool kBuffered = true;
+  static constexpr bool kBuffered = S::kPersistent;
 
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
-    return fm::MSQueue<F>::create(*pool, s.name, s.threads, montage_epoch_options(*pool, s));
+    if constexpr (S::kPersistent) return Queue::create(*pool, s.name, s.threads, montage_epoch_options(*pool, s));
+    else return Queue::create(s.threads);
   }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
-    return fm::MSQueue<F>::attach(pool, s.name, s.threads, montage_epoch_options(pool, s));
+    if constexpr (S::kPersistent) return Queue::attach(pool, s.name, s.threads, montage_epoch_options(pool, s));
+    else throw std::logic_error("a transient technique has nothing to attach to");
   }
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
     switch (o.kind) {
@@ -52,6 +60,9 @@ struct MontageQueue {
   }
 };
 
+// The transient original (one template argument list: the macro splits at commas).
+using MontageQueueDram = MontageQueue<mf::kNone, fm::TransientSys>;
+
 fa::Registration broken(const char* variant, const char* description) {
   return {.technique = "montage-queue", .variant = variant, .family = "montage", .origin = fa::Origin::kFerrite,
           .broken = true, .description = description};
@@ -62,6 +73,11 @@ fa::Registration broken(const char* variant, const char* description) {
 FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNone>,
                          {.technique = "montage-queue", .family = "montage", .origin = fa::Origin::kFerrite,
                           .description = "Michael-Scott queue on nbMontage (buffered durable linearizability, DISC'21 §5)"});
+FERRITE_REGISTER_ADAPTER(MontageQueueDram,
+                         {.technique = "montage-queue-dram", .family = "montage", .origin = fa::Origin::kTransient,
+                          .description = "transient original of montage-queue (the paper's DRAM (T)): the same code "
+                                         "on TransientSys, payloads in DRAM, plain CAS, no epochs",
+                          .crash = false, .needs_pool = false, .pool_size = 0});
 FERRITE_REGISTER_ADAPTER(MontageQueue<mf::kNoTbpWriteback>,
                          broken("no-tbp-writeback", "epoch advance does not write back the to-be-persisted buffers (Fig. 2 l.101 removed)"));
 // No "accept-uncommitted" variant for the queue: the blocks rule 2 rejects

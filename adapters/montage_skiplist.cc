@@ -16,8 +16,8 @@ namespace fa = ferrite::adapters;
 namespace fm = ferrite::montage;
 
 struct SkipListTraits {
-  template <unsigned F>
-  using Map = fm::SkipList<F>;
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using Map = fm::SkipList<F, S>;
   static constexpr const char* kName = "montage-skiplist";
   static fm::SkipListOptions options(const fa::Setup& s) {
     fm::SkipListOptions o;

@@ -18,8 +18,8 @@ namespace fa = ferrite::adapters;
 namespace fm = ferrite::montage;
 
 struct SplitOrderedTraits {
-  template <unsigned F>
-  using Map = fm::SplitOrderedMap<F>;
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using Map = fm::SplitOrderedMap<F, S>;
   static constexpr const char* kName = "montage-splitorder";
   static fm::SplitOrderedOptions options(const fa::Setup& s) {
     fm::SplitOrderedOptions o;

@@ -2,7 +2,9 @@
 // specification against std::map with one thread, a clean restart after a
 // sync recovers exactly the state, and after concurrent updates (the
 // removal paths of several erases helping each other) a restart recovers
-// exactly the final state.
+// exactly the final state. Each runs on the persistent structures and on
+// their transient originals (montage/transient_sys.h; no restart there:
+// tests/montage/systems.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,11 +21,15 @@
 #include "ferrite/montage/bst.h"
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/skiplist.h"
+#include "montage/systems.h"
 
 namespace maps_test {  // this file's names, apart in a unity build
 
 namespace fm = ferrite::montage;
 using ferrite::test::TempPool;
+using ferrite::test::montage_systems::kPersistent;
+using ferrite::test::montage_systems::make;
+using ferrite::test::montage_systems::restart;
 
 namespace {
 
@@ -61,26 +67,26 @@ void random_ops(M& m, std::map<K, std::int64_t>& ref, std::uint64_t seed, int n,
 
 template <class M>
 class OrderedMap : public ::testing::Test {};
-using Maps = ::testing::Types<fm::Bst<>, fm::SkipList<>>;
+using Maps = ::testing::Types<fm::Bst<>, fm::SkipList<>, fm::TransientBst, fm::TransientSkipList>;
 TYPED_TEST_SUITE(OrderedMap, Maps);
 
 TYPED_TEST(OrderedMap, PutGetEraseFollowTheMapSpecificationAndRecover) {
   using M = TypeParam;
   TempPool pool{"montage-maps"};
   std::map<std::int64_t, std::int64_t> ref;
-  {
-    auto m = M::create(*pool, "m", 1, {}, manual());
-    // Negative keys too: the sentinels are above every int64.
-    random_ops(*m, ref, 1, 5000, [](std::uint64_t r) { return static_cast<std::int64_t>((r >> 33) % 200) - 100; });
-    m->sync();
-    std::vector<std::pair<std::int64_t, std::int64_t>> want(ref.begin(), ref.end());
-    EXPECT_EQ(m->contents(), want);
-  }
-  pool.reopen();
-  auto m = M::attach(*pool, "m", 1, {}, manual());
+  const typename M::Options opts{};
+  auto m = make<M>(pool, "m", 1, manual(), opts);
+  // Negative keys too: the sentinels are above every int64.
+  random_ops(*m, ref, 1, 5000, [](std::uint64_t r) { return static_cast<std::int64_t>((r >> 33) % 200) - 100; });
+  m->sync();
   std::vector<std::pair<std::int64_t, std::int64_t>> want(ref.begin(), ref.end());
   EXPECT_EQ(m->contents(), want);
-  // The recovered (rebuilt) index keeps working: every key, and new ones.
+  if constexpr (kPersistent<M>) {
+    m.reset();
+    m = restart<M>(pool, "m", 1, manual(), opts);
+    EXPECT_EQ(m->contents(), want);
+  }
+  // The (recovered and rebuilt) index keeps working: every key, and new ones.
   for (auto& [k, v] : ref) EXPECT_EQ(m->put(0, k, v + 1), v);
   for (auto& [k, v] : ref) EXPECT_EQ(m->erase(0, k), v + 1);
   EXPECT_TRUE(m->contents().empty());
@@ -92,8 +98,9 @@ TYPED_TEST(OrderedMap, AfterConcurrentUpdatesAndASyncARestartRecoversTheExactSta
   using M = TypeParam;
   TempPool pool{"montage-maps"};
   std::vector<std::pair<std::int64_t, std::int64_t>> final_state;
+  const typename M::Options opts{};
   {
-    auto m = M::create(*pool, "m", 3, {}, manual());
+    auto m = make<M>(pool, "m", 3, manual(), opts);
     std::vector<std::thread> ts;
     for (int t = 0; t < 3; ++t)
       ts.emplace_back([&, t] {
@@ -114,9 +121,10 @@ TYPED_TEST(OrderedMap, AfterConcurrentUpdatesAndASyncARestartRecoversTheExactSta
     for (std::size_t i = 1; i < final_state.size(); ++i) ASSERT_LT(final_state[i - 1].first, final_state[i].first);
     for (const auto& [k, v] : final_state) EXPECT_EQ(m->get(0, k), v);
   }
-  pool.reopen();
-  auto m = M::attach(*pool, "m", 3, {}, manual());
-  EXPECT_EQ(m->contents(), final_state);
+  if constexpr (kPersistent<M>) {
+    auto m = restart<M>(pool, "m", 3, manual(), opts);
+    EXPECT_EQ(m->contents(), final_state);
+  }
 }
 
 }  // namespace
@@ -127,9 +135,15 @@ TYPED_TEST(OrderedMap, AfterConcurrentUpdatesAndASyncARestartRecoversTheExactSta
 // The hash map on 32-byte keys (the paper's benchmark keys): the map
 // specification against std::map, across a restart with 1 KiB values and
 // colliding buckets (16 buckets, so the byte order of the keys decides each
-// list's order).
-TEST(MontageHashMap, ThirtyTwoByteKeysFollowTheMapSpecificationAndRecover) {
-  using M = fm::HashMap<fm::fault::kNone, ferrite::Key32>;
+// list's order); and the transient original (the paper's DRAM (T) of its
+// Figure 4 runs) on the same keys and values.
+template <class M>
+class WideHashMap : public ::testing::Test {};
+using WideMaps = ::testing::Types<fm::HashMap<fm::fault::kNone, ferrite::Key32>, fm::TransientHashMap<ferrite::Key32>>;
+TYPED_TEST_SUITE(WideHashMap, WideMaps);
+
+TYPED_TEST(WideHashMap, ThirtyTwoByteKeysFollowTheMapSpecificationAndRecover) {
+  using M = TypeParam;
   using ferrite::Key32;
   TempPool pool{"montage-key32", std::size_t{64} << 20};
   fm::HashMapOptions hm;
@@ -140,14 +154,13 @@ TEST(MontageHashMap, ThirtyTwoByteKeysFollowTheMapSpecificationAndRecover) {
     auto it = ref.find(k);
     return it == ref.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
   };
-  {
-    auto m = M::create(*pool, "m", 1, hm, manual());
-    random_ops(*m, ref, 7, 4000,
-               [](std::uint64_t r) { return Key32::from(static_cast<std::int64_t>((r >> 33) % 300)); });
-    m->sync();
+  auto m = make<M>(pool, "m", 1, manual(), hm);
+  random_ops(*m, ref, 7, 4000, [](std::uint64_t r) { return Key32::from(static_cast<std::int64_t>((r >> 33) % 300)); });
+  m->sync();
+  if constexpr (kPersistent<M>) {
+    m.reset();
+    m = restart<M>(pool, "m", 1, manual(), hm);
   }
-  pool.reopen();
-  auto m = M::attach(*pool, "m", 1, hm, manual());
   const std::vector<std::pair<Key32, std::int64_t>> want(ref.begin(), ref.end());
   EXPECT_EQ(m->contents(), want);
   for (std::int64_t k = 0; k < 300; ++k) EXPECT_EQ(m->get(0, Key32::from(k)), expect(Key32::from(k)));

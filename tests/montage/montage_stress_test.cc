@@ -2,7 +2,9 @@
 // montage/hash_map.h) with many threads, the background advancer running
 // with a short epoch and explicit syncs racing it — the test TSan runs
 // (`make test-tsan`). Each ends with a clean restart that must recover
-// exactly the state after a final sync.
+// exactly the state after a final sync. The same tests run the transient
+// originals (montage/transient_sys.h: DRAM payloads, plain CASes, payloads
+// reused as soon as EBR frees them), without the restart.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,12 +18,16 @@
 #include "common/temp_pool.h"
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/ms_queue.h"
+#include "montage/systems.h"
 
 namespace montage_stress_test {  // this file's names, apart in a unity build
 
 namespace fm = ferrite::montage;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
+using ferrite::test::montage_systems::kPersistent;
+using ferrite::test::montage_systems::make;
+using ferrite::test::montage_systems::restart;
 
 namespace {
 
@@ -34,13 +40,23 @@ fm::EpochOptions fast_epochs() {
   return o;
 }
 
-TEST(MontageStress, QueueLosesNothingDuplicatesNothingAndKeepsEachProducersOrder) {
+template <class Q>
+class MontageQueueStress : public ::testing::Test {};
+using Queues = ::testing::Types<fm::MSQueue<>, fm::TransientMSQueue>;
+TYPED_TEST_SUITE(MontageQueueStress, Queues);
+template <class M>
+class MontageHashMapStress : public ::testing::Test {};
+using HashMaps = ::testing::Types<fm::HashMap<>, fm::TransientHashMap<>>;
+TYPED_TEST_SUITE(MontageHashMapStress, HashMaps);
+
+TYPED_TEST(MontageQueueStress, QueueLosesNothingDuplicatesNothingAndKeepsEachProducersOrder) {
+  using Q = TypeParam;
   TempPool pool{"montage-stress", std::size_t{256} << 20};
   const int per_thread = scaled(20000, 500);
   std::vector<std::vector<std::int64_t>> got(kThreads);
   std::vector<std::int64_t> left;
   {
-    auto q = fm::MSQueue<>::create(*pool, "q", kThreads, fast_epochs());
+    auto q = make<Q>(pool, "q", kThreads, fast_epochs());
     std::vector<std::thread> ts;
     for (int t = 0; t < kThreads; ++t)
       ts.emplace_back([&, t] {
@@ -76,12 +92,14 @@ TEST(MontageStress, QueueLosesNothingDuplicatesNothingAndKeepsEachProducersOrder
   }
   for (auto v : left) ++seen[static_cast<std::size_t>(v >> 32) * per_thread + (v & 0xffffffff)];
   for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "value " << i;
-  pool.reopen();
-  auto q = fm::MSQueue<>::attach(*pool, "q", kThreads, fast_epochs());
-  EXPECT_EQ(q->contents(), left);
+  if constexpr (kPersistent<Q>) {
+    auto q = restart<Q>(pool, "q", kThreads, fast_epochs());
+    EXPECT_EQ(q->contents(), left);
+  }
 }
 
-TEST(MontageStress, HashMapAgreesWithAPerThreadModelOnPrivateKeysAndSurvivesSharedOnes) {
+TYPED_TEST(MontageHashMapStress, HashMapAgreesWithAPerThreadModelOnPrivateKeysAndSurvivesSharedOnes) {
+  using M = TypeParam;
   TempPool pool{"montage-stress", std::size_t{256} << 20};
   const int ops = scaled(20000, 500);
   fm::HashMapOptions hm;
@@ -91,7 +109,7 @@ TEST(MontageStress, HashMapAgreesWithAPerThreadModelOnPrivateKeysAndSurvivesShar
   std::vector<std::pair<std::int64_t, std::int64_t>> final_state;
   std::atomic<int> mismatches{0};
   {
-    auto m = fm::HashMap<>::create(*pool, "h", kThreads, hm, fast_epochs());
+    auto m = make<M>(pool, "h", kThreads, fast_epochs(), hm);
     std::vector<std::thread> ts;
     for (int t = 0; t < kThreads; ++t)
       ts.emplace_back([&, t] {
@@ -139,9 +157,10 @@ TEST(MontageStress, HashMapAgreesWithAPerThreadModelOnPrivateKeysAndSurvivesShar
     for (auto& [k, v] : model[t])
       EXPECT_TRUE(std::binary_search(final_state.begin(), final_state.end(), std::make_pair(k, v))) << k;
   for (std::size_t i = 1; i < final_state.size(); ++i) ASSERT_LT(final_state[i - 1].first, final_state[i].first);
-  pool.reopen();
-  auto m = fm::HashMap<>::attach(*pool, "h", kThreads, hm, fast_epochs());
-  EXPECT_EQ(m->contents(), final_state);
+  if constexpr (kPersistent<M>) {
+    auto m = restart<M>(pool, "h", kThreads, fast_epochs(), hm);
+    EXPECT_EQ(m->contents(), final_state);
+  }
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // while they update it, with the background advancer on a short epoch and
 // explicit syncs racing it (TSan runs these, `make test-tsan`). Each ends
 // with the index checked (S1, S2) and a clean restart that must recover
-// exactly the state after a final sync.
+// exactly the state after a final sync. Each runs on the transient original
+// too (montage/transient_sys.h: DRAM payloads, plain CASes), without the
+// restart (tests/montage/systems.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,13 +22,16 @@
 #include "common/scale.h"
 #include "common/temp_pool.h"
 #include "ferrite/montage/split_ordered.h"
+#include "montage/systems.h"
 
 namespace split_ordered_stress_test {  // this file's names, apart in a unity build
 
 namespace fm = ferrite::montage;
 using ferrite::test::scaled;
 using ferrite::test::TempPool;
-using Map = fm::SplitOrderedMap<>;
+using ferrite::test::montage_systems::kPersistent;
+using ferrite::test::montage_systems::make;
+using ferrite::test::montage_systems::restart;
 
 namespace {
 
@@ -41,10 +46,8 @@ fm::EpochOptions fast_epochs() {
 // order, so every bucket split moves keys of all threads), and reads them
 // back while the table doubles under it: a get never misses a key its
 // thread put and did not erase, whatever bucket initialization is racing.
-class SplitOrderedResize : public ::testing::TestWithParam<int> {};
-
-TEST_P(SplitOrderedResize, ThreadsGrowingTheTableNeverLoseOrMisreadAKey) {
-  const int threads = GetParam();
+template <class Map>
+void threads_growing_the_table(int threads) {
   TempPool pool{"montage-so-stress", std::size_t{256} << 20};
   const int per_thread = scaled(20000, 600);
   fm::SplitOrderedOptions so;  // 2 buckets, max load 2
@@ -53,7 +56,7 @@ TEST_P(SplitOrderedResize, ThreadsGrowingTheTableNeverLoseOrMisreadAKey) {
   std::atomic<int> mismatches{0};
   std::vector<std::pair<std::int64_t, std::int64_t>> final_state;
   {
-    auto m = Map::create(*pool, "so", threads, so, fast_epochs());
+    auto m = make<Map>(pool, "so", threads, fast_epochs(), so);
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
@@ -94,10 +97,20 @@ TEST_P(SplitOrderedResize, ThreadsGrowingTheTableNeverLoseOrMisreadAKey) {
   for (auto& mm : model) want.insert(want.end(), mm.begin(), mm.end());
   std::sort(want.begin(), want.end());
   EXPECT_EQ(final_state, want);
-  pool.reopen();
-  auto m = Map::attach(*pool, "so", threads, so, fast_epochs());
-  EXPECT_EQ(m->contents(), final_state);
-  EXPECT_EQ(m->check_index(), "");
+  if constexpr (kPersistent<Map>) {
+    auto m = restart<Map>(pool, "so", threads, fast_epochs(), so);
+    EXPECT_EQ(m->contents(), final_state);
+    EXPECT_EQ(m->check_index(), "");
+  }
+}
+
+class SplitOrderedResize : public ::testing::TestWithParam<int> {};
+
+TEST_P(SplitOrderedResize, ThreadsGrowingTheTableNeverLoseOrMisreadAKey) {
+  threads_growing_the_table<fm::SplitOrderedMap<>>(GetParam());
+}
+TEST_P(SplitOrderedResize, ThreadsGrowingTheTransientOriginalNeverLoseOrMisreadAKey) {
+  threads_growing_the_table<fm::TransientSplitOrderedMap>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, SplitOrderedResize, ::testing::Values(2, 4),
@@ -107,7 +120,13 @@ INSTANTIATE_TEST_SUITE_P(Threads, SplitOrderedResize, ::testing::Values(2, 4),
 // one node, D6; bucket initialization racing updates in the same bucket):
 // each key ends with one value someone put, and a restart recovers exactly
 // the final state.
-TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {
+template <class Map>
+class SplitOrderedStress : public ::testing::Test {};
+using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap>;
+TYPED_TEST_SUITE(SplitOrderedStress, Maps);
+
+TYPED_TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {
+  using Map = TypeParam;
   constexpr int kThreads = 4;
   TempPool pool{"montage-so-stress", std::size_t{256} << 20};
   const int ops = scaled(20000, 600);
@@ -115,7 +134,7 @@ TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {
   so.max_load = 1;
   std::vector<std::pair<std::int64_t, std::int64_t>> final_state;
   {
-    auto m = Map::create(*pool, "so", kThreads, so, fast_epochs());
+    auto m = make<Map>(pool, "so", kThreads, fast_epochs(), so);
     std::vector<std::thread> ts;
     for (int t = 0; t < kThreads; ++t)
       ts.emplace_back([&, t] {
@@ -142,10 +161,11 @@ TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {
     }
     EXPECT_GT(m->bucket_count(), 2u);
   }
-  pool.reopen();
-  auto m = Map::attach(*pool, "so", kThreads, so, fast_epochs());
-  EXPECT_EQ(m->contents(), final_state);
-  EXPECT_EQ(m->check_index(), "");
+  if constexpr (kPersistent<Map>) {
+    auto m = restart<Map>(pool, "so", kThreads, fast_epochs(), so);
+    EXPECT_EQ(m->contents(), final_state);
+    EXPECT_EQ(m->check_index(), "");
+  }
 }
 
 }  // namespace

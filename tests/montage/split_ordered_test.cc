@@ -5,6 +5,8 @@
 // state (erased and replaced values stay gone), drops what no sync covered,
 // rebuilds every bucket, and gives the same table with 1 and 2 recovery
 // threads. The concurrent resizing tests are split_ordered_stress_test.cc.
+// The tests without a restart run on the transient original too
+// (montage/transient_sys.h, tests/montage/systems.h).
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -19,11 +21,13 @@
 #include "common/temp_pool.h"
 #include "ferrite/montage/hash_map.h"
 #include "ferrite/montage/split_ordered.h"
+#include "montage/systems.h"
 
 namespace split_ordered_test {  // this file's names, apart in a unity build
 
 namespace fm = ferrite::montage;
 using ferrite::test::TempPool;
+using ferrite::test::montage_systems::make;
 using Map = fm::SplitOrderedMap<>;
 
 namespace {
@@ -60,7 +64,14 @@ TEST(SplitOrder, EachBucketsDummyPrecedesItsKeysAndItsChildBucketsAtEverySize) {
   }
 }
 
-TEST(SplitOrderedMap, PutGetEraseFollowTheMapSpecificationWhileTheTableGrows) {
+// On both systems: nbMontage's and the transient original's.
+template <class M>
+class SplitOrderedOn : public ::testing::Test {};
+using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap>;
+TYPED_TEST_SUITE(SplitOrderedOn, Maps);
+
+TYPED_TEST(SplitOrderedOn, PutGetEraseFollowTheMapSpecificationWhileTheTableGrows) {
+  using M = TypeParam;
   TempPool pool{"montage-so"};
   std::map<std::int64_t, std::int64_t> ref;
   auto expect = [&](std::int64_t k) {
@@ -68,7 +79,7 @@ TEST(SplitOrderedMap, PutGetEraseFollowTheMapSpecificationWhileTheTableGrows) {
     return it == ref.end() ? std::nullopt : std::optional<std::int64_t>(it->second);
   };
   fm::SplitOrderedOptions so;  // 2 buckets, max load 2
-  auto m = Map::create(*pool, "m", 1, so, manual());
+  auto m = make<M>(pool, "m", 1, manual(), so);
   EXPECT_EQ(m->bucket_count(), 2u);
   std::uint64_t r = 1;
   for (int i = 0; i < 20000; ++i) {
@@ -98,17 +109,18 @@ TEST(SplitOrderedMap, PutGetEraseFollowTheMapSpecificationWhileTheTableGrows) {
   EXPECT_LE(initialized, m->bucket_count());
 }
 
-TEST(SplitOrderedMap, BucketsAreInitializedLazilyParentFirst) {
+TYPED_TEST(SplitOrderedOn, BucketsAreInitializedLazilyParentFirst) {
+  using M = TypeParam;
   TempPool pool{"montage-so"};
   fm::SplitOrderedOptions so;
   so.initial_buckets = 1024;
-  auto m = Map::create(*pool, "m", 1, so, manual());
+  auto m = make<M>(pool, "m", 1, manual(), so);
   std::uint64_t initialized = 0;
   EXPECT_EQ(m->check_index(&initialized), "");
   EXPECT_EQ(initialized, 1u) << "only bucket 0 exists at creation";
   // One key: its bucket and every ancestor (its bucket minus top bits) only.
   m->put(0, 42, 1);
-  const std::uint64_t b = Map::hash(42) & 1023;
+  const std::uint64_t b = M::hash(42) & 1023;
   EXPECT_EQ(m->check_index(&initialized), "");
   EXPECT_EQ(initialized, static_cast<std::uint64_t>(std::popcount(b)) + 1) << "bucket " << b << " and its ancestors";
   EXPECT_EQ(m->get(0, 42), 1);

@@ -67,6 +67,7 @@
 
 #include "ferrite/montage/epoch_sys.h"
 #include "ferrite/montage/internal/kv_payload.h"
+#include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -75,21 +76,41 @@ struct BstOptions {
   std::size_t value_bytes = 8;  // payload value size (>= 8; the value is its first 8 bytes)
 };
 
-template <unsigned F = fault::kNone>
+// S: the system, EpochSys<F> (persistent) or TransientSys (the transient
+// original, TransientBst below).
+template <unsigned F = fault::kNone, class S = EpochSys<F>>
 class Bst {
  public:
-  using Sys = EpochSys<F>;
+  using Sys = S;
+  // The system's CAS object and payload block (EpochSys: the 16-byte CASObj
+  // and the pool's PBlk; TransientSys: a word and a DRAM block).
+  using CASObj = typename Sys::CASObj;
+  using PBlk = typename Sys::Blk;
+  using Options = BstOptions;
   using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<Bst> create(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
-                                     const EpochOptions& opt = {}) {
+                                     const EpochOptions& opt = {})
+    requires Sys::kPersistent
+  {
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     t->es_ = Sys::create(pool, name, Kind::kBst, threads, opt);
     t->init_sentinels(new Node(0, 1, nullptr));  // leaf(inf0)
     return t;
   }
+  // The transient original: payloads in DRAM, nothing persists.
+  static std::unique_ptr<Bst> create(int threads, const BstOptions& bo = {})
+    requires(!Sys::kPersistent)
+  {
+    auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
+    t->es_ = Sys::create(threads);
+    t->init_sentinels(new Node(0, 1, nullptr));  // leaf(inf0)
+    return t;
+  }
   static std::unique_ptr<Bst> attach(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
-                                     const EpochOptions& opt = {}, RecoveryStats* stats = nullptr) {
+                                     const EpochOptions& opt = {}, RecoveryStats* stats = nullptr)
+    requires Sys::kPersistent
+  {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kBst))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a BST");
@@ -365,5 +386,9 @@ class Bst {
   std::unique_ptr<sync::Ebr> ebr_;
   bool closing_ = false;
 };
+
+// The paper's DRAM (T): the same tree with its payloads in DRAM and plain
+// CASes (transient_sys.h).
+using TransientBst = Bst<fault::kNone, TransientSys>;
 
 }  // namespace ferrite::montage

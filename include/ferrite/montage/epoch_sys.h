@@ -201,6 +201,12 @@ struct RecoveryStats {
 template <unsigned F = fault::kNone>
 class EpochSys {
  public:
+  // What a structure templated on its system (EpochSys<F> or, for the
+  // transient original, TransientSys: transient_sys.h) names: payloads
+  // persist; the CAS object and the payload block are the pool's.
+  static constexpr bool kPersistent = true;
+  using CASObj = montage::CASObj;
+  using Blk = PBlk;
   static constexpr std::uint64_t kInitialEpoch = MontageRoot::kInitialEpoch;
   // Size classes: every multiple of a cache line from 64 B to 4 KiB (layout
   // version 2; version 1 had the powers of two). A block is its header plus

@@ -51,6 +51,7 @@
 
 #include "ferrite/montage/epoch_sys.h"
 #include "ferrite/montage/internal/kv_payload.h"
+#include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -62,22 +63,41 @@ struct HashMapOptions {
 
 // K: std::int64_t, or ferrite::Key32 (32-byte keys compared and hashed as
 // bytes, stored in the payload and in the DRAM node).
-template <unsigned F = fault::kNone, class K = std::int64_t>
+// S: the system, EpochSys<F> (persistent) or TransientSys (the transient
+// original, TransientHashMap below).
+template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
 class HashMap {
  public:
-  using Sys = EpochSys<F>;
+  using Sys = S;
+  // The system's CAS object and payload block (EpochSys: the 16-byte CASObj
+  // and the pool's PBlk; TransientSys: a word and a DRAM block).
+  using CASObj = typename Sys::CASObj;
+  using PBlk = typename Sys::Blk;
+  using Options = HashMapOptions;
   using Key = K;
   using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
-                                         const HashMapOptions& hm = {}, const EpochOptions& opt = {}) {
+                                         const HashMapOptions& hm = {}, const EpochOptions& opt = {})
+    requires Sys::kPersistent
+  {
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
     m->es_ = Sys::create(pool, name, Kind::kHashMap, threads, opt);
     return m;
   }
+  // The transient original: payloads in DRAM, nothing persists.
+  static std::unique_ptr<HashMap> create(int threads, const HashMapOptions& hm = {})
+    requires(!Sys::kPersistent)
+  {
+    auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
+    m->es_ = Sys::create(threads);
+    return m;
+  }
   static std::unique_ptr<HashMap> attach(pmem::Pool& pool, std::string_view name, int threads,
                                          const HashMapOptions& hm = {}, const EpochOptions& opt = {},
-                                         RecoveryStats* stats = nullptr) {
+                                         RecoveryStats* stats = nullptr)
+    requires Sys::kPersistent
+  {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kHashMap))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a hash map");
@@ -253,5 +273,10 @@ class HashMap {
   std::unique_ptr<sync::Ebr> ebr_;
   bool closing_ = false;
 };
+
+// The paper's DRAM (T): the same table with its payloads in DRAM and plain
+// CASes (transient_sys.h).
+template <class K = std::int64_t>
+using TransientHashMap = HashMap<fault::kNone, K, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -43,28 +43,48 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
 
-template <unsigned F = fault::kNone>
+// S: the system, EpochSys<F> (persistent) or TransientSys (the transient
+// original, TransientMSQueue below).
+template <unsigned F = fault::kNone, class S = EpochSys<F>>
 class MSQueue {
  public:
+  using Sys = S;
+  // The system's CAS object and payload block (EpochSys: the 16-byte CASObj
+  // and the pool's PBlk; TransientSys: a word and a DRAM block).
+  using CASObj = typename Sys::CASObj;
+  using PBlk = typename Sys::Blk;
   struct Item {
     std::int64_t value;
     std::uint64_t serial;
   };
-  using Sys = EpochSys<F>;
 
   static std::unique_ptr<MSQueue> create(pmem::Pool& pool, std::string_view name, int threads,
-                                         const EpochOptions& opt = {}) {
+                                         const EpochOptions& opt = {})
+    requires Sys::kPersistent
+  {
     auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
     q->es_ = Sys::create(pool, name, Kind::kQueue, threads, opt);
     q->init_empty();
     return q;
   }
+  // The transient original: payloads in DRAM, nothing persists.
+  static std::unique_ptr<MSQueue> create(int threads)
+    requires(!Sys::kPersistent)
+  {
+    auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
+    q->es_ = Sys::create(threads);
+    q->init_empty();
+    return q;
+  }
   static std::unique_ptr<MSQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
-                                         const EpochOptions& opt = {}, RecoveryStats* stats = nullptr) {
+                                         const EpochOptions& opt = {}, RecoveryStats* stats = nullptr)
+    requires Sys::kPersistent
+  {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kQueue))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a queue");
@@ -183,5 +203,9 @@ class MSQueue {
   std::unique_ptr<sync::Ebr> ebr_;
   bool closing_ = false;
 };
+
+// The paper's DRAM (T): the same queue with its payloads in DRAM and plain
+// CASes (transient_sys.h).
+using TransientMSQueue = MSQueue<fault::kNone, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -76,6 +76,7 @@
 
 #include "ferrite/montage/epoch_sys.h"
 #include "ferrite/montage/internal/kv_payload.h"
+#include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -84,22 +85,41 @@ struct SkipListOptions {
   std::size_t value_bytes = 8;  // payload value size (>= 8; the value is its first 8 bytes)
 };
 
-template <unsigned F = fault::kNone>
+// S: the system, EpochSys<F> (persistent) or TransientSys (the transient
+// original, TransientSkipList below).
+template <unsigned F = fault::kNone, class S = EpochSys<F>>
 class SkipList {
  public:
-  using Sys = EpochSys<F>;
+  using Sys = S;
+  // The system's CAS object and payload block (EpochSys: the 16-byte CASObj
+  // and the pool's PBlk; TransientSys: a word and a DRAM block).
+  using CASObj = typename Sys::CASObj;
+  using PBlk = typename Sys::Blk;
+  using Options = SkipListOptions;
   static constexpr int kLevels = 20;  // 2^20 keys at p = 1/2
   using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
 
   static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
-                                          const SkipListOptions& so = {}, const EpochOptions& opt = {}) {
+                                          const SkipListOptions& so = {}, const EpochOptions& opt = {})
+    requires Sys::kPersistent
+  {
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
     l->es_ = Sys::create(pool, name, Kind::kSkipList, threads, opt);
     return l;
   }
+  // The transient original: payloads in DRAM, nothing persists.
+  static std::unique_ptr<SkipList> create(int threads, const SkipListOptions& so = {})
+    requires(!Sys::kPersistent)
+  {
+    auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
+    l->es_ = Sys::create(threads);
+    return l;
+  }
   static std::unique_ptr<SkipList> attach(pmem::Pool& pool, std::string_view name, int threads,
                                           const SkipListOptions& so = {}, const EpochOptions& opt = {},
-                                          RecoveryStats* stats = nullptr) {
+                                          RecoveryStats* stats = nullptr)
+    requires Sys::kPersistent
+  {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kSkipList))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a skip list");
@@ -345,5 +365,9 @@ class SkipList {
   Node* head_ = nullptr;
   bool closing_ = false;
 };
+
+// The paper's DRAM (T): the same skip list with its payloads in DRAM and plain
+// CASes (transient_sys.h).
+using TransientSkipList = SkipList<fault::kNone, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -98,6 +98,7 @@
 
 #include "ferrite/montage/epoch_sys.h"
 #include "ferrite/montage/internal/kv_payload.h"
+#include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
@@ -108,27 +109,46 @@ struct SplitOrderedOptions {
   std::size_t value_bytes = 8;      // payload value size (>= 8; the value is its first 8 bytes)
 };
 
-template <unsigned F = fault::kNone>
+// S: the system, EpochSys<F> (persistent) or TransientSys (the transient
+// original, TransientSplitOrderedMap below).
+template <unsigned F = fault::kNone, class S = EpochSys<F>>
 class SplitOrderedMap {
  public:
-  using Sys = EpochSys<F>;
+  using Sys = S;
+  // The system's CAS object and payload block (EpochSys: the 16-byte CASObj
+  // and the pool's PBlk; TransientSys: a word and a DRAM block).
+  using CASObj = typename Sys::CASObj;
+  using PBlk = typename Sys::Blk;
+  using Options = SplitOrderedOptions;
   using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
   // Segment i > 0 holds buckets [2^(i-1), 2^i): 2^(kSegments-1) buckets at most.
   static constexpr int kSegments = 40;
   static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << (kSegments - 1);
 
   static std::unique_ptr<SplitOrderedMap> create(pmem::Pool& pool, std::string_view name, int threads,
-                                                 const SplitOrderedOptions& so = {}, const EpochOptions& opt = {}) {
+                                                 const SplitOrderedOptions& so = {}, const EpochOptions& opt = {})
+    requires Sys::kPersistent
+  {
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
     m->es_ = Sys::create(pool, name, Kind::kSplitOrdered, threads, opt);
-    m->size_.store(m->initial_, std::memory_order_relaxed);
-    m->slot(0).store(new Node(0, 0, nullptr), std::memory_order_release);  // SS: T[0] = dummy(0)
+    m->init_empty();
+    return m;
+  }
+  // The transient original: payloads in DRAM, nothing persists.
+  static std::unique_ptr<SplitOrderedMap> create(int threads, const SplitOrderedOptions& so = {})
+    requires(!Sys::kPersistent)
+  {
+    auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
+    m->es_ = Sys::create(threads);
+    m->init_empty();
     return m;
   }
 
   static std::unique_ptr<SplitOrderedMap> attach(pmem::Pool& pool, std::string_view name, int threads,
                                                  const SplitOrderedOptions& so = {}, const EpochOptions& opt = {},
-                                                 RecoveryStats* stats = nullptr) {
+                                                 RecoveryStats* stats = nullptr)
+    requires Sys::kPersistent
+  {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kSplitOrdered))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a split-ordered hash table");
@@ -325,6 +345,11 @@ class SplitOrderedMap {
     while (initial_ < so.initial_buckets && initial_ < kMaxBuckets) initial_ *= 2;
   }
 
+  // A new table: initial_ buckets, only bucket 0's dummy (SS: T[0] = dummy(0)).
+  void init_empty() {
+    size_.store(initial_, std::memory_order_relaxed);
+    slot(0).store(new Node(0, 0, nullptr), std::memory_order_release);
+  }
   static std::uint64_t ptr(const Node* n) { return reinterpret_cast<std::uint64_t>(n); }
   static Node* addr(std::uint64_t w) { return reinterpret_cast<Node*>(w & ~kMark); }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
@@ -509,5 +534,9 @@ class SplitOrderedMap {
   std::unique_ptr<sync::Ebr> ebr_;
   bool closing_ = false;
 };
+
+// The paper's DRAM (T): the same table with its payloads in DRAM and plain
+// CASes (transient_sys.h).
+using TransientSplitOrderedMap = SplitOrderedMap<fault::kNone, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -37,9 +37,10 @@ constexpr std::size_t kv_payload_bytes(std::size_t value_bytes) {
 // A new payload of `bytes` (kv_payload_bytes) holding {key, value}: the
 // caller's own until the lin_CAS that tags it (Fig. 7: pnew outside the
 // operation's retry loop; it is filled before any CAS can publish it).
+// Sys: EpochSys (a PBlk in the pool) or TransientSys (a block in DRAM).
 template <class Sys, class K>
-PBlk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std::int64_t value) {
-  PBlk* p = es.pnew_bytes(tid, bytes);
+typename Sys::Blk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std::int64_t value) {
+  typename Sys::Blk* p = es.pnew_bytes(tid, bytes);
   auto& kv = es.template own<KVOf<K>>(tid, p);
   kv.key = key;
   kv.value = value;
