@@ -26,4 +26,19 @@ inline void copy_changed_pages(std::uint8_t* dst, const std::uint8_t* src, std::
   }
 }
 
+// dst[0, n) := src[0, n) and dst2[0, n) := src[0, n) (dst2 may be null),
+// for destinations that are fresh zero-filled memory (a new anonymous
+// mapping, a new memfd): only the pages of src that hold a non-zero byte
+// are written. A young pool's heap is mostly zero pages, and each page
+// written to fresh memory is a page fault that allocates and clears it.
+inline void copy_nonzero_pages(std::uint8_t* dst, std::uint8_t* dst2, const std::uint8_t* src, std::size_t n) {
+  alignas(64) static constexpr std::uint8_t kZero[kCopyPage] = {};
+  for (std::size_t off = 0; off < n; off += kCopyPage) {
+    const std::size_t len = std::min(kCopyPage, n - off);
+    if (std::memcmp(src + off, kZero, len) == 0) continue;
+    std::memcpy(dst + off, src + off, len);
+    if (dst2 != nullptr) std::memcpy(dst2 + off, src + off, len);
+  }
+}
+
 }  // namespace ferrite::crash
