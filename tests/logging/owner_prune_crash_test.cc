@@ -144,6 +144,7 @@ struct Outcome {
   std::size_t completed_undone = 0;  // images recovering b, b2, x or y != 1
   std::size_t torn_in_flight = 0;    // images recovering u neither all 0 nor all 1
   bool reached = false;              // u[3]'s entry is in A1's end slot
+  bool exhaustive = false;           // every image the model allows was checked
   std::string first;                 // the first bad image's values
 };
 
@@ -207,6 +208,7 @@ Outcome run_scenario(const char* model, fl::Instrumentation instr, unsigned faul
       for (int t = 0; t < 2; ++t) save(c->log.logs[t], fl::thread_log_bytes(lo.capacity));
       for (auto off : cs.lines) save(base + off, ferrite::persist::kCacheLine);
       const auto set = cr::images_for(cs, images, 13);
+      out.exhaustive = set.exhaustive;
       for (const auto& img : set.images) {
         for (auto& [q, bytes] : saved) std::memcpy(q, bytes.data(), bytes.size());
         cr::install_image(cs, img, base);
@@ -235,33 +237,37 @@ struct Case {
 };
 
 void print(const char* what, const Case& k, const Outcome& o, double seconds) {
-  std::printf("[owner-prune] %s, %s instrumentation [%s]: %zu images, %zu undo a completed region, %zu tear the "
-              "region in flight, %.2f s%s%s\n",
-              what, fl::instrumentation_name(k.instr), k.model, o.images, o.completed_undone, o.torn_in_flight,
-              seconds, o.first.empty() ? "" : "; first: ", o.first.c_str());
+  std::printf("[owner-prune] %s, %s instrumentation [%s]: %zu images (%s), %zu undo a completed region, %zu tear "
+              "the region in flight, %.2f s%s%s\n",
+              what, fl::instrumentation_name(k.instr), k.model, o.images, o.exhaustive ? "every one" : "sampled",
+              o.completed_undone, o.torn_in_flight, seconds, o.first.empty() ? "" : "; first: ", o.first.c_str());
 }
 
 }  // namespace
 
-// The fault switch removes the join; the same run finds the image that
-// undoes A1 and A2 (verified: this assertion fails if Logger::append's
-// join is taken out of the correct variant too). With the join, no sampled
-// image undoes a completed region.
+// The fault switch (internal::kNoOwnerPruneJoin) removes the join from
+// Logger::append: the same run then finds images that undo A1 and A2
+// (measured: 4 000 sampled images, some with b = b2 = 1, x = y = 0: "strand:
+// 6/59 stores persisted" — u[3]'s entry torn in slot 2, A1's store entry
+// and the head as before the prune). With the join (the correct variant),
+// none: the join makes the prune durable before u[3]'s entry, and few
+// images remain.
 TEST(OwnerPrune, UnderStrandTheOwnersJoinBeforeReusingAPrunedEndSlotExcludesAnImageThatUndoesCompletedRegions) {
   ASSERT_TRUE(kRegistered);
   const Case k{"strand", fl::Instrumentation::kStrand};
   for (const unsigned faults : {unsigned{fl::internal::kNoOwnerPruneJoin}, unsigned{fl::internal::kNoFaults}}) {
     const auto t0 = std::chrono::steady_clock::now();
-    const Outcome o = run_scenario(k.model, k.instr, faults, 3000);
+    const Outcome o = run_scenario(k.model, k.instr, faults, 4000);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool broken = faults != 0;
     print(broken ? "without the owner's join" : "correct", k, o, s);
     ASSERT_TRUE(o.reached) << "R's last entry is not in A1's end slot: the scenario changed";
-    EXPECT_GT(o.images, 1000u);
     EXPECT_EQ(o.torn_in_flight, 0u) << o.first;
     if (broken) {
+      EXPECT_GT(o.images, 1000u);
       EXPECT_GT(o.completed_undone, 0u) << "without the join the strand model admits the image";
     } else {
+      EXPECT_TRUE(o.exhaustive || o.images > 100u) << o.images << " images";
       EXPECT_EQ(o.completed_undone, 0u) << o.first;
     }
   }
