@@ -66,11 +66,17 @@ struct TinyLog : fa::logging::Logged<fl::LoggedHandoff, fl::Language::kAtlas, fl
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return Base::T::make(*pool, s, options(s)); }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
   static inline std::atomic<std::uint64_t> helped{0};  // the most regions one run's helpers pruned
+  // The most entries of one run that reused an end slot their owner had
+  // pruned since its last join (Logger::owner_prune_reuses).
+  static inline std::atomic<std::uint64_t> reuses{0};
+  static void raise(std::atomic<std::uint64_t>& a, std::uint64_t n) {
+    for (std::uint64_t m = a.load(); m < n && !a.compare_exchange_weak(m, n);) {
+    }
+  }
   static ferrite::op::Response apply(Handle& h, int tid, std::uint64_t seq, const ferrite::op::Op& o) {
     auto r = Base::apply(h, tid, seq, o);
-    const std::uint64_t n = h->logger().helped_prunes();
-    for (std::uint64_t m = helped.load(); m < n && !helped.compare_exchange_weak(m, n);) {
-    }
+    raise(helped, h->logger().helped_prunes());
+    raise(reuses, h->logger().owner_prune_reuses());
     return r;
   }
 };
@@ -159,9 +165,10 @@ TEST(TableTwoCrashTinyLog, ExploreTheHelpersPruneWithoutItsDurabilityFenceUnderS
     images += r.images_checked;
     violations += r.violations;
     std::printf("[tiny-log] seed %d: %llu crash points, %llu images, %llu violations, %llu inconclusive, %.1f s, "
-                "helped %llu%s\n",
+                "helped %llu, owner's end slots reused before a join %llu%s\n",
                 seed, ull(r.crash_points), ull(r.images_checked), ull(r.violations), ull(r.inconclusive), r.seconds,
-                ull(control ? C::helped.load() : owner ? O::helped.load() : A::helped.load()), describe(r).c_str());
+                ull(control ? C::helped.load() : owner ? O::helped.load() : A::helped.load()),
+                ull(control ? C::reuses.load() : owner ? O::reuses.load() : A::reuses.load()), describe(r).c_str());
   }
   std::printf("[tiny-log] %s [strand]: %d seeds, %llu crash points, %llu images, %llu violations\n",
               info.variant.c_str(), seeds, ull(points), ull(images), ull(violations));

@@ -145,6 +145,7 @@ struct Outcome {
   std::size_t torn_in_flight = 0;    // images recovering u neither all 0 nor all 1
   bool reached = false;              // u[3]'s entry is in A1's end slot
   bool exhaustive = false;           // every image the model allows was checked
+  std::uint64_t reuses = 0;          // Logger::owner_prune_reuses (strand)
   std::string first;                 // the first bad image's values
 };
 
@@ -192,6 +193,7 @@ Outcome run_scenario(const char* model, fl::Instrumentation instr, unsigned faul
         lg.acquire(0, m);
         for (auto& w : c->u) lg.write(0, &w, std::uint64_t{1});
       });
+      out.reuses = lg.owner_prune_reuses();
       const fl::LogEntry& slot2 = c->log.logs[0]->entries[2];
       out.reached = slot2.seq == 10 && fl::detail::type_of(slot2) == fl::EntryType::kStore;
       // CRASH: here — R in flight, its last entry in A1's end slot.
@@ -262,6 +264,7 @@ TEST(OwnerPrune, UnderStrandTheOwnersJoinBeforeReusingAPrunedEndSlotExcludesAnIm
     const bool broken = faults != 0;
     print(broken ? "without the owner's join" : "correct", k, o, s);
     ASSERT_TRUE(o.reached) << "R's last entry is not in A1's end slot: the scenario changed";
+    EXPECT_EQ(o.reuses, 1u) << "u[3]'s entry, and only it, reuses an end slot pruned since the last join";
     EXPECT_EQ(o.torn_in_flight, 0u) << o.first;
     if (broken) {
       EXPECT_GT(o.images, 1000u);

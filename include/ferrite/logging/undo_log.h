@@ -104,6 +104,15 @@
 //   P3 pruning invalidates the end entry after every other entry of the
 //      region, and advances the head after that: a crash during a prune
 //      leaves either the complete region or nothing of it.
+//   P4 a pruned region's end slot is reused only by an entry ordered after
+//      the prune: the helper's prune is durable (prune_durable) before the
+//      owner may reuse it; the owner's own prune is ordered by its fence
+//      (order_prune) under x86 and HOPS, and under strand — where that fence
+//      orders only the current strand and the next entries are on new
+//      strands — by a JoinStrand before an entry that reuses the end slot of
+//      a region the owner pruned since its last join (append). Else an entry
+//      torn in the end slot hides the end entry while the region's other
+//      entries are live, and recovery undoes a completed region.
 // Recovery (recover_area, run by the owner's root hook before it traces):
 //   1. collect the live entries of every thread; group them by region;
 //   2. kept := complete regions; drop from kept, to a fixpoint, every region
@@ -766,6 +775,10 @@ class Logger {
   bool rolled_back(int tid) { return st(tid).rolled_back; }
   // Regions pruned by a thread other than their owner (make_room's help).
   std::uint64_t helped_prunes() const { return helped_.load(std::memory_order_relaxed); }
+  // strand: entries that reused the end slot of a region their thread had
+  // pruned since its last join (append joined first; with
+  // internal::kNoOwnerPruneJoin, would have).
+  std::uint64_t owner_prune_reuses() const { return reuse_joins_.load(std::memory_order_relaxed); }
 
   // ------------------------------------------------------------ groups
   // Several operations of one thread in one failure-atomic region (the
@@ -985,6 +998,7 @@ class Logger {
       // its end, has its end slot reused only by the next region's end
       // entry, after that region's pre_end join. Without it:
       // internal::kNoOwnerPruneJoin.
+      reuse_joins_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
       if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) joined(s);
     }
     LogEntry v{};
@@ -1222,6 +1236,7 @@ class Logger {
   int threads_ = 0;
   std::unique_ptr<State[]> state_;
   std::atomic<std::uint64_t> helped_{0};
+  std::atomic<std::uint64_t> reuse_joins_{0};
 };
 
 }  // namespace ferrite::logging
