@@ -499,18 +499,25 @@ TEST(TableTwoCrashHandoff, HopsPlusWithoutClosedNestingIsCaughtByTheRegionChecke
 // The issue's >= 10,000-image multi-thread campaigns (docs/logging.md):
 // behind FERRITE_LOGGING_FULL_CAMPAIGNS=1. Per workload, 2 threads under
 // abstract and 3 under x86, each in every language (FERRITE_LOGGING_FULL_
-// LANGUAGES=all) or in the workload's rotating one (the default). With
-// `all`, also the HOPS, HOPS+ and strand instrumentations under their own
-// models (logging-store-*, 3 threads): every cell of the language x
+// LANGUAGES=all, or a comma-separated list such as "atlas,sfr") or in the
+// workload's rotating one (the default). With languages named, also the
+// HOPS, HOPS+ and strand instrumentations under their own models
+// (logging-store-*, 3 threads): every cell of the language x
 // persistency-model matrix at the full size. FERRITE_LOGGING_FULL_MODELS
 // (comma-separated, e.g. "hops,strand") restricts the models run.
 TEST_P(TableTwoCrash, FullMultiThreadCampaignsBuildTenThousandImagesPerModel) {
   if (!full_campaigns()) GTEST_SKIP() << "set FERRITE_LOGGING_FULL_CAMPAIGNS=1 (docs/logging.md)";
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
-  const char* all_env = std::getenv("FERRITE_LOGGING_FULL_LANGUAGES");
-  const bool all = all_env != nullptr && std::string(all_env) == "all";
+  const char* named = std::getenv("FERRITE_LOGGING_FULL_LANGUAGES");
+  const bool all = named != nullptr && *named != '\0';
   std::vector<std::string> langs = {language_for(GetParam(), 2)};
-  if (all) langs = {"txn", "atlas", "sfr"};
+  if (all) {
+    langs.clear();
+    for (const char* l : {"txn", "atlas", "sfr"})
+      if (std::string(named) == "all" || (std::string(",") + named + ",").find(std::string(",") + l + ",") !=
+                                             std::string::npos)
+        langs.push_back(l);
+  }
   struct Full {
     int threads;
     const char* model;
