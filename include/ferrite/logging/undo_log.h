@@ -994,7 +994,9 @@ class Logger {
       // thread's next join: a region pruned with the region after it in
       // one go (deferred ATLAS / SFR regions: prune_ready, make_room),
       // then a region that writes most of a lap before its own join —
-      // small logs (owner_prune_crash_test.cc); a region pruned alone, at
+      // small logs, or a ring full of deferred regions (overflow, make_room
+      // giving up) whose next entries land on the batch's first slots
+      // (owner_prune_crash_test.cc); a region pruned alone, at
       // its end, has its end slot reused only by the next region's end
       // entry, after that region's pre_end join. Without it:
       // internal::kNoOwnerPruneJoin.
