@@ -1,6 +1,7 @@
 // ferrite/logging/internal/faults.h — the deliberately broken variants of
-// the logging library (not API: the crash tests must catch each one, but
-// for kNoHelperPruneDurable, below).
+// the logging library (not API: the crash tests must catch each one — by a
+// campaign, but for kNoHelperPruneDurable and kNoOwnerPruneJoin, below,
+// which model-level tests catch).
 #pragma once
 
 namespace ferrite::logging::internal {
