@@ -53,19 +53,32 @@ struct TinyLog : fa::logging::Logged<fl::LoggedHandoff, fl::Language::kAtlas, fl
   using Base = fa::logging::Logged<fl::LoggedHandoff, fl::Language::kAtlas, fl::Instrumentation::kStrand, F>;
   using Handle = typename Base::Handle;
   static constexpr std::size_t kCapacity = 8;
+  // FERRITE_TINY_LOG_CAPACITY (exploration only): another ring size — the
+  // owner's prune (owner_prune_crash_test.cc) is reached by the hand-off
+  // only on rings of 6 or 9 entries (docs/logging.md).
+  static std::size_t capacity() {
+    const char* c = std::getenv("FERRITE_TINY_LOG_CAPACITY");
+    return c != nullptr ? static_cast<std::size_t>(std::atoi(c)) : kCapacity;
+  }
   static fl::LoggerOptions options(const fa::Setup& s) {
     auto o = Base::options(s);
-    o.capacity = kCapacity;
+    o.capacity = capacity();
     return o;
   }
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) { return Base::T::make(*pool, s, options(s)); }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) { return create(&pool, s); }
   static inline std::atomic<std::uint64_t> helped{0};  // the most regions one run's helpers pruned
+  // The most entries of one run that reused an end slot their owner had
+  // pruned since its last join (Logger::owner_prune_reuses).
+  static inline std::atomic<std::uint64_t> reuses{0};
+  static void raise(std::atomic<std::uint64_t>& a, std::uint64_t n) {
+    for (std::uint64_t m = a.load(); m < n && !a.compare_exchange_weak(m, n);) {
+    }
+  }
   static ferrite::op::Response apply(Handle& h, int tid, std::uint64_t seq, const ferrite::op::Op& o) {
     auto r = Base::apply(h, tid, seq, o);
-    const std::uint64_t n = h->logger().helped_prunes();
-    for (std::uint64_t m = helped.load(); m < n && !helped.compare_exchange_weak(m, n);) {
-    }
+    raise(helped, h->logger().helped_prunes());
+    raise(reuses, h->logger().owner_prune_reuses());
     return r;
   }
 };
@@ -124,11 +137,15 @@ TEST(TableTwoCrashTinyLog, ExploreTheHelpersPruneWithoutItsDurabilityFenceUnderS
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
   using A = TinyLog<fl::internal::kNoHelperPruneDurable>;
   using C = TinyLog<fl::internal::kNoFaults>;
+  using O = TinyLog<fl::internal::kNoOwnerPruneJoin>;
   // FERRITE_TINY_LOG_VARIANT=correct: the same campaigns of the correct
-  // variant (the control).
+  // variant (the control); =owner: the owner's prune without its join
+  // before a pruned end slot is reused (internal::kNoOwnerPruneJoin).
   const char* v = std::getenv("FERRITE_TINY_LOG_VARIANT");
   const bool control = v != nullptr && std::string(v) == "correct";
+  const bool owner = v != nullptr && std::string(v) == "owner";
   const auto info = control ? tiny_subject<C>("correct-strand", false)
+                    : owner ? tiny_subject<O>("owner-prune-no-join", true)
                             : tiny_subject<A>("helper-prune-not-durable", true);
   const char* s = std::getenv("FERRITE_TINY_LOG_SEEDS");
   const int seeds = s != nullptr ? std::atoi(s) : 8;
@@ -150,9 +167,10 @@ TEST(TableTwoCrashTinyLog, ExploreTheHelpersPruneWithoutItsDurabilityFenceUnderS
     images += r.images_checked;
     violations += r.violations;
     std::printf("[tiny-log] seed %d: %llu crash points, %llu images, %llu violations, %llu inconclusive, %.1f s, "
-                "helped %llu%s\n",
+                "helped %llu, owner's end slots reused before a join %llu%s\n",
                 seed, ull(r.crash_points), ull(r.images_checked), ull(r.violations), ull(r.inconclusive), r.seconds,
-                ull(control ? C::helped.load() : A::helped.load()), describe(r).c_str());
+                ull(control ? C::helped.load() : owner ? O::helped.load() : A::helped.load()),
+                ull(control ? C::reuses.load() : owner ? O::reuses.load() : A::reuses.load()), describe(r).c_str());
   }
   std::printf("[tiny-log] %s [strand]: %d seeds, %llu crash points, %llu images, %llu violations\n",
               info.variant.c_str(), seeds, ull(points), ull(images), ull(violations));

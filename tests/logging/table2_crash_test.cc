@@ -501,28 +501,59 @@ TEST(TableTwoCrashHandoff, HopsPlusWithoutClosedNestingIsCaughtByTheRegionChecke
 // The issue's >= 10,000-image multi-thread campaigns (docs/logging.md):
 // behind FERRITE_LOGGING_FULL_CAMPAIGNS=1. Per workload, 2 threads under
 // abstract and 3 under x86, each in every language (FERRITE_LOGGING_FULL_
-// LANGUAGES=all) or in the workload's rotating one (the default).
+// LANGUAGES=all, or a comma-separated list such as "atlas,sfr") or in the
+// workload's rotating one (the default). With languages named, also the
+// HOPS, HOPS+ and strand instrumentations under their own models
+// (logging-store-*, 3 threads): every cell of the language x
+// persistency-model matrix at the full size. FERRITE_LOGGING_FULL_MODELS
+// (comma-separated, e.g. "hops,strand") restricts the models run.
 TEST_P(TableTwoCrash, FullMultiThreadCampaignsBuildTenThousandImagesPerModel) {
   if (!full_campaigns()) GTEST_SKIP() << "set FERRITE_LOGGING_FULL_CAMPAIGNS=1 (docs/logging.md)";
   FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
-  const char* all = std::getenv("FERRITE_LOGGING_FULL_LANGUAGES");
+  const char* named = std::getenv("FERRITE_LOGGING_FULL_LANGUAGES");
+  const bool all = named != nullptr && *named != '\0';
   std::vector<std::string> langs = {language_for(GetParam(), 2)};
-  if (all != nullptr && std::string(all) == "all") langs = {"txn", "atlas", "sfr"};
+  if (all) {
+    langs.clear();
+    for (const char* l : {"txn", "atlas", "sfr"})
+      if (std::string(named) == "all" || (std::string(",") + named + ",").find(std::string(",") + l + ",") !=
+                                             std::string::npos)
+        langs.push_back(l);
+  }
+  struct Full {
+    int threads;
+    const char* model;
+    const char* prefix;
+    const char* variant;
+  };
+  std::vector<Full> runs = {{2, "abstract", "logging-", "correct"}, {3, "x86", "logging-", "correct"}};
+  if (all)
+    for (int mm = 1; mm < 4; ++mm)
+      runs.push_back({3, kMatrixModels[mm].model, kMatrixModels[mm].prefix, kMatrixModels[mm].variant});
+  const char* only = std::getenv("FERRITE_LOGGING_FULL_MODELS");
+  auto wanted = [&](const std::string& model) {
+    if (only == nullptr) return true;
+    const std::string list = std::string(",") + only + ",";
+    return list.find("," + model + ",") != std::string::npos;
+  };
   for (const auto& lang : langs) {
-    for (const auto& [threads, model] : {std::pair<int, const char*>{2, "abstract"}, {3, "x86"}}) {
-      const auto& s = subject(name(lang.c_str()), "correct");
+    for (const Full& f : runs) {
+      if (!wanted(f.model)) continue;
+      const std::string n = std::string(f.prefix) + lang + "-" + kWorkloads[GetParam()];
+      const auto& s = subject(n, f.variant);
       cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.threads = threads;
+      cfg.model = f.model;
+      cfg.threads = f.threads;
       cfg.ops = 1000;
       cfg.images = 40;
       cfg.crash_points = 1000;
-      cfg.seed = 900 + static_cast<std::uint64_t>(threads);
+      cfg.seed = 900 + static_cast<std::uint64_t>(f.threads);
       cfg.pool_size = std::size_t{4} << 20;
       const auto r = cr::run_campaign(s, cfg);
-      expect_clean(r, name(lang.c_str()) + " " + std::to_string(threads) + " threads [" + model + "]");
+      expect_clean(r, n + "/" + f.variant + " " + std::to_string(f.threads) + " threads [" + f.model + "]");
       EXPECT_GE(r.images_checked, 10'000u);
-      report("table2-full", name(lang.c_str()), "correct", threads, model, r);
+      report("table2-full", n, f.variant, f.threads, f.model, r);
+      std::fflush(stdout);  // a long run's lines as they come
     }
   }
 }

@@ -104,6 +104,15 @@
 //   P3 pruning invalidates the end entry after every other entry of the
 //      region, and advances the head after that: a crash during a prune
 //      leaves either the complete region or nothing of it.
+//   P4 a pruned region's end slot is reused only by an entry ordered after
+//      the prune: the helper's prune is durable (prune_durable) before the
+//      owner may reuse it; the owner's own prune is ordered by its fence
+//      (order_prune) under x86 and HOPS, and under strand — where that fence
+//      orders only the current strand and the next entries are on new
+//      strands — by a JoinStrand before an entry that reuses the end slot of
+//      a region the owner pruned since its last join (append). Else an entry
+//      torn in the end slot hides the end entry while the region's other
+//      entries are live, and recovery undoes a completed region.
 // Recovery (recover_area, run by the owner's root hook before it traces):
 //   1. collect the live entries of every thread; group them by region;
 //   2. kept := complete regions; drop from kept, to a fixpoint, every region
@@ -603,7 +612,7 @@ class Logger {
       LogEntry* e = append(s, EntryType::kRelease, reinterpret_cast<std::uint64_t>(&l), nullptr, 0, false);
       seq = e->seq;
       s.last_clock = e->clock;
-      make_durable(e);
+      make_durable(s, e);
     }
     l.last_ = {static_cast<std::uint64_t>(tid) + 1, seq, s.last_clock};
     if (!ends && closed_nesting()) {
@@ -766,6 +775,10 @@ class Logger {
   bool rolled_back(int tid) { return st(tid).rolled_back; }
   // Regions pruned by a thread other than their owner (make_room's help).
   std::uint64_t helped_prunes() const { return helped_.load(std::memory_order_relaxed); }
+  // strand: entries that reused the end slot of a region their thread had
+  // pruned since its last join (append joined first; with
+  // internal::kNoOwnerPruneJoin, would have).
+  std::uint64_t owner_prune_reuses() const { return reuse_joins_.load(std::memory_order_relaxed); }
 
   // ------------------------------------------------------------ groups
   // Several operations of one thread in one failure-atomic region (the
@@ -813,6 +826,11 @@ class Logger {
     bool rolled_back = false;   // rolled_back()
     bool ended_one = false;     // last_end is set
     std::uint64_t last_end = 0;  // seq of the last region-ending entry
+    // strand: the end seq of the first region this thread pruned itself
+    // (Logger::prune, not helping) since its last join_strand, kNoSeq if
+    // none. Those prunes are ordered only within the thread's current
+    // strand; append joins before an entry reuses one of their end slots.
+    std::uint64_t unjoined_prune_end = kNoSeq;
     // Guards `done`, log->head and the entries of the regions in `done`
     // once complete (the owner and helpers prune under it).
     std::mutex mu;
@@ -848,6 +866,7 @@ class Logger {
 
   static constexpr std::uint64_t kPending = ~std::uint64_t{0};
   static constexpr std::uint64_t kNoRegion = ~std::uint64_t{0} - 1;
+  static constexpr std::uint64_t kNoSeq = ~std::uint64_t{0};
   int tid_of(const State& s) const { return static_cast<int>(&s - state_.get()); }
   // The acquire of `l` is logged (or needs no entry): it belongs to the
   // open region, if any.
@@ -956,6 +975,34 @@ class Logger {
     // ORDER: acquire pairs with the release in prune(): a helper's
     // invalidations of a reused slot happen before this entry's store.
     if (s.tail - s.pruned.load(std::memory_order_acquire) + need > cap) overflow(s, need);
+    if (opt_.instrumentation == Instrumentation::kStrand && s.unjoined_prune_end != kNoSeq &&
+        s.tail >= cap && s.tail - cap >= s.unjoined_prune_end) {
+      // PERSIST: the owner's own prune under strand (StrandWeaver §V: the
+      // log's slots are reused on the next lap). This entry reuses the
+      // slot of seq tail - cap, at or past the end entry of a region this
+      // thread pruned since its last JoinStrand: the prune's invalidations
+      // and head are ordered only within the thread's current strand
+      // (order_prune: a persist barrier, Eq. 1), while this entry may be
+      // on a new strand (Fig. 5: NewStrand after each log/update pair),
+      // ordered after them only word by word (SPA, Eq. 3). If it lands on
+      // such an end slot, a crash may persist some words of it but not its
+      // meta word, nor the invalidations of the region's other slots:
+      // the end entry fails its checksum, the region's other entries are
+      // live, and recovery undoes a completed region (and every later
+      // region of the thread). JoinStrand (Eq. 2) orders the prune before
+      // this entry. Reached only when an end slot is reused before the
+      // thread's next join: a region pruned with the region after it in
+      // one go (deferred ATLAS / SFR regions: prune_ready, make_room),
+      // then a region that writes most of a lap before its own join —
+      // small logs, or a ring full of deferred regions (overflow, make_room
+      // giving up) whose next entries land on the batch's first slots
+      // (owner_prune_crash_test.cc); a region pruned alone, at
+      // its end, has its end slot reused only by the next region's end
+      // entry, after that region's pre_end join. Without it:
+      // internal::kNoOwnerPruneJoin.
+      reuse_joins_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) joined(s);
+    }
     LogEntry v{};
     v.seq = s.tail++;
     v.region = s.in_region ? s.region : v.seq;
@@ -991,15 +1038,21 @@ class Logger {
     }
   }
   // The region's updates before its terminating entry (P2).
-  void pre_end(State&) {
+  void pre_end(State& s) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)"
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)"
-      case Instrumentation::kStrand: persist::join_strand(); break;  // Fig. 5 log_end: JoinStrand
+      case Instrumentation::kStrand: joined(s); break;  // Fig. 5 log_end: JoinStrand
     }
   }
-  void make_durable(LogEntry* e) {
+  // JoinStrand by the thread that owns `s` (Eq. 2: every earlier store of
+  // the thread, its own prunes included, before every later one).
+  void joined(State& s) {
+    persist::join_strand();
+    s.unjoined_prune_end = kNoSeq;
+  }
+  void make_durable(State& s, LogEntry* e) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
         persist::pwb(e, sizeof *e);
@@ -1011,7 +1064,7 @@ class Logger {
         break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
-        persist::join_strand();
+        joined(s);
         break;
     }
   }
@@ -1044,7 +1097,7 @@ class Logger {
     s.last_clock = e->clock;
     s.last_end = seq;
     s.ended_one = true;
-    make_durable(e);
+    make_durable(s, e);
     // CRASH: from here the region is complete (I3): recovery keeps it
     // unless it depends on an undone one.
     s.in_region = false;
@@ -1172,6 +1225,9 @@ class Logger {
     // drain only).
     if (helping && (opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
     else order_prune();
+    // ORDER: the owner's prune, ordered within its current strand only:
+    // append joins before an entry reuses this end slot (strand).
+    if (!helping && s.unjoined_prune_end == kNoSeq) s.unjoined_prune_end = d.end;
     if (internal::stop_commit_after_step == 3) return;
     s.pruned.store(d.end + 1, std::memory_order_release);
   }
@@ -1182,6 +1238,7 @@ class Logger {
   int threads_ = 0;
   std::unique_ptr<State[]> state_;
   std::atomic<std::uint64_t> helped_{0};
+  std::atomic<std::uint64_t> reuse_joins_{0};
 };
 
 }  // namespace ferrite::logging

@@ -1,6 +1,7 @@
 // ferrite/logging/internal/faults.h — the deliberately broken variants of
-// the logging library (not API: the crash tests must catch each one, but
-// for kNoHelperPruneDurable, below).
+// the logging library (not API: the crash tests must catch each one — by a
+// campaign, but for kNoHelperPruneDurable and kNoOwnerPruneJoin, below,
+// which model-level tests catch).
 #pragma once
 
 namespace ferrite::logging::internal {
@@ -47,6 +48,15 @@ enum Fault : unsigned {
   // recovery (no live entry for it) rolls back the region's other words —
   // a region partly visible (TableTwoCrashLogFull).
   kNoRollbackDurable = 1u << 6,
+  // Under strand, the owner's join_strand before an entry that reuses the
+  // end slot of a region it pruned itself since its last join_strand
+  // (Logger::append) is dropped: the owner's invalidations and head are
+  // ordered only within its current strand (a persist barrier), its next
+  // entries are on new strands, and an entry torn in that end slot hides
+  // the end entry while the region's other entries are still live —
+  // recovery undoes a completed region. Caught by the model-level test
+  // owner_prune_crash_test.cc (OwnerPrune.UnderStrand...).
+  kNoOwnerPruneJoin = 1u << 7,
 };
 
 // Test hook: stop a commit after step `n` of StrandWeaver Fig. 6(a)
