@@ -74,6 +74,8 @@
 #include "ferrite/pmem/pool.h"
 #include "ferrite/pmem/root_registry.h"
 
+namespace owner_prune_crash_test {  // this file's names, apart in a unity build
+
 namespace cr = ferrite::crash;
 namespace fl = ferrite::logging;
 namespace pm = ferrite::pmem;
@@ -311,3 +313,5 @@ TEST(OwnerPrune, UnderHopsHopsPlusAndTheWriteBackModelsTheOwnersPruneIsOrderedBy
     EXPECT_EQ(o.torn_in_flight, 0u) << k.model << ": " << o.first;
   }
 }
+
+}  // namespace owner_prune_crash_test

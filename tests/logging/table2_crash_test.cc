@@ -546,7 +546,9 @@ TEST_P(TableTwoCrash, FullMultiThreadCampaignsBuildTenThousandImagesPerModel) {
       cfg.threads = f.threads;
       cfg.ops = 1000;
       cfg.images = 40;
-      cfg.crash_points = 1000;
+      // Two threads under abstract give the fewest images per point (sfr-tpcc:
+      // 9,642 from 1,000 points): 1,200 points there.
+      cfg.crash_points = f.threads == 2 ? 1200 : 1000;
       cfg.seed = 900 + static_cast<std::uint64_t>(f.threads);
       cfg.pool_size = std::size_t{4} << 20;
       const auto r = cr::run_campaign(s, cfg);
