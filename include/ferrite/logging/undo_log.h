@@ -680,7 +680,7 @@ class Logger {
         persist::new_strand();
         return;
       }
-      if (overlaps && fence) persist::join_strand();
+      if (overlaps && fence) joined(s);  // a JoinStrand of the owner: P4's mark clears too
       s.logged.emplace_back(a, b);
     }
     LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
