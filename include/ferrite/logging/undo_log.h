@@ -422,6 +422,16 @@ inline RecoveryStats recover_area(LogArea* area) {
     ThreadLog* log = area->logs[t];
     if (log == nullptr || last[static_cast<std::size_t>(t)] == log->head) continue;
     persist::store(&log->head, last[static_cast<std::size_t>(t)]);
+    // CRASH: this pwb and the psync below are not caught by any campaign
+    // (docs/logging.md, "Mutation testing"), and their loss is benign: a
+    // head that does not persist leaves live only the kept regions
+    // (complete, kept again by the next recovery: step 2 depends only on
+    // the live entries, which are the same) and the undone regions'
+    // entries that step 4 made durably invalid; the recovered run's
+    // in-memory head and tail are the new ones whatever persisted, its
+    // entries continue past every live one, and its first prune writes
+    // the head back (Logger::prune) long before its tail reaches a slot
+    // of this lap again. Kept: a recovered pool then reads as pruned.
     persist::pwb(&log->head, sizeof log->head);
   }
   persist::psync();
@@ -512,12 +522,20 @@ class Logger {
       }
       area->threads = static_cast<std::uint32_t>(threads);
       area->faults = opt.faults;
+      // PERSIST: the whole area: logs[6..] lie on lines only this
+      // write-back covers (the version's covers the first line); without
+      // it a logger of more than 6 threads recovers null logs (caught:
+      // --crash-create, 8 threads' logs, docs/logging.md).
       persist::pwb(area, sizeof *area);
       // ORDER: the logs and the area's contents are durable before the
       // version that says they exist.
       persist::psync();
       persist::store(&area->version, LogArea::kVersion);
       persist::pwb(&area->version, sizeof area->version);
+      // PERSIST: the version durable before another thread's region can
+      // persist an update (its fences order only its own write-backs): a
+      // lost version leaves recovery no log to roll an incomplete region
+      // back from (caught: abstract, 3 threads, --crash-create).
       persist::psync();
     }
     const int n = static_cast<int>(area->threads);
@@ -1025,8 +1043,20 @@ class Logger {
   void order_entry(LogEntry* e) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
+        // PERSIST: an acquire entry carries the synchronization history
+        // (the lock's last release): durable before the region's end entry,
+        // or a completed region that acquired from an undone one is kept
+        // (caught: logging-atlas-handoff, 2 threads, x86).
         persist::pwb(e, sizeof *e);
-        persist::publish_fence();  // Table 1 "Log-Acq(L); CLFLUSH Log" (as in write)
+        // CRASH: not caught by any campaign (x86, abstract): the entry needs
+        // to be durable only before its region's end entry, which pre_end's
+        // pfence orders after it (as the region's updates, P2); before that
+        // the region is undone whatever its begin entry says, and its
+        // rollback reads only the store entries, each ordered before its
+        // update by its own publish_fence (write). Kept for Table 1's
+        // "Log-Acq(L); CLFLUSH Log" (the x86 column measured by `ferrite
+        // bench` and `ferrite sim`): a removal candidate, docs/logging.md.
+        persist::publish_fence();
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;
@@ -1194,6 +1224,18 @@ class Logger {
     if (internal::stop_commit_after_step == 2) return;
     LogEntry* end = &s.log->entries[d.end % cap];
     persist::store(&end->meta, std::uint64_t{0});
+    // CRASH: this write-back and the head's below each cover the other's
+    // loss (mutation testing suppresses one site at a time: neither is
+    // caught, docs/logging.md; one of the two may go, not both). Without
+    // this one, the end entry stays valid until the head, written back and
+    // ordered next, passes it: before that the region is its end entry
+    // alone (complete, nothing to undo: kept), after it the entry is below
+    // the head (not live, I1), and a later lap's entry in the slot is
+    // ordered after the head (order_prune; prune_durable when helping).
+    // Without the head's, every entry the head would pass is invalidated
+    // and written back (above, ordered by order_prune): a stale head
+    // bounds only invalid entries; recovery's step 5 and the attach take
+    // the tail past every live entry.
     if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);
     order_prune();
     persist::store(&s.log->head, d.end + 1);
