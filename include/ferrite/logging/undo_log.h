@@ -398,7 +398,7 @@ inline RecoveryStats recover_area(LogArea* area) {
     void* dst = reinterpret_cast<void*>(l.e->addr);
     const std::size_t size = detail::size_of(*l.e);
     persist::store_bytes(dst, l.e->value, size);
-    persist::pwb(dst, size);
+    persist::pwb(dst, size);  // [site: rollback-pwb]
     ++st.stores_rolled_back;
   };
   if (forward) {
@@ -408,14 +408,14 @@ inline RecoveryStats recover_area(LogArea* area) {
   }
   // PERSIST: the rolled-back values are durable before any entry that
   // describes them is invalidated (step 4).
-  persist::psync();
+  persist::psync();  // [site: rollback-psync]
   // 4. invalidate, newest first, each durable before the next.
   for (const auto& l : undo) {
     persist::store(&l.e->meta, std::uint64_t{0});
-    persist::pwb(&l.e->meta, sizeof l.e->meta);
+    persist::pwb(&l.e->meta, sizeof l.e->meta);  // [site: invalidate-pwb]
     // CRASH: a crash after this leaves only older entries live; their
     // rollback is the rest of step 3's sequence (idempotent).
-    persist::psync();
+    persist::psync();  // [site: invalidate-psync]
   }
   // 5. heads past every live entry (kept regions are pruned by this).
   for (int t = 0; t < n; ++t) {
@@ -432,9 +432,9 @@ inline RecoveryStats recover_area(LogArea* area) {
     // entries continue past every live one, and its first prune writes
     // the head back (Logger::prune) long before its tail reaches a slot
     // of this lap again. Kept: a recovered pool then reads as pruned.
-    persist::pwb(&log->head, sizeof log->head);
+    persist::pwb(&log->head, sizeof log->head);  // [site: recovery-head-pwb]
   }
-  persist::psync();
+  persist::psync();  // [site: recovery-head-psync]
   return st;
 }
 
@@ -517,7 +517,7 @@ class Logger {
         auto* log = static_cast<ThreadLog*>(pool.heap().alloc(thread_log_bytes(opt.capacity), 0));
         std::memset(static_cast<void*>(log), 0, thread_log_bytes(opt.capacity));
         log->capacity = opt.capacity;
-        persist::pwb(log, thread_log_bytes(opt.capacity));
+        persist::pwb(log, thread_log_bytes(opt.capacity));  // [site: create-logs-pwb]
         area->logs[t] = log;
       }
       area->threads = static_cast<std::uint32_t>(threads);
@@ -526,17 +526,17 @@ class Logger {
       // write-back covers (the version's covers the first line); without
       // it a logger of more than 6 threads recovers null logs (caught:
       // --crash-create, 8 threads' logs, docs/logging.md).
-      persist::pwb(area, sizeof *area);
+      persist::pwb(area, sizeof *area);  // [site: create-area-pwb]
       // ORDER: the logs and the area's contents are durable before the
       // version that says they exist.
-      persist::psync();
+      persist::psync();  // [site: create-area-psync]
       persist::store(&area->version, LogArea::kVersion);
-      persist::pwb(&area->version, sizeof area->version);
+      persist::pwb(&area->version, sizeof area->version);  // [site: create-version-pwb]
       // PERSIST: the version durable before another thread's region can
       // persist an update (its fences order only its own write-backs): a
       // lost version leaves recovery no log to roll an incomplete region
       // back from (caught: abstract, 3 threads, --crash-create).
-      persist::psync();
+      persist::psync();  // [site: create-version-psync]
     }
     const int n = static_cast<int>(area->threads);
     state_ = std::make_unique<State[]>(static_cast<std::size_t>(n));
@@ -704,16 +704,16 @@ class Logger {
     LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
-        persist::pwb(e, sizeof *e);
+        persist::pwb(e, sizeof *e);  // [site: x86-entry-pwb]
         // PERSIST: HOPS+ paper Table 1 "Undo-Log(A); CLFLUSH Log": the undo
         // entry (and this region's earlier write-backs) durable before the
         // in-place store (P1). A synchronous flush, not just an ordering: A's
         // line may be shared with another thread, whose write-back of it
         // would carry our store past an entry only ordered before it
         // (publish_fence: the sfence on x86, psync under `abstract`).
-        if (fence) persist::publish_fence();
+        if (fence) persist::publish_fence();  // [site: x86-entry-fence]
         persist::store(addr, v);
-        persist::pwb(addr, sizeof(T));  // Table 1 "ST A, val; CLWB A"
+        persist::pwb(addr, sizeof(T));  // Table 1 "ST A, val; CLWB A" [site: x86-update-pwb]
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
@@ -740,7 +740,7 @@ class Logger {
     State& s = st(tid);
     implicit_begin(s);
     persist::store(addr, v);
-    if (writes_back()) persist::pwb(addr, sizeof(T));
+    if (writes_back()) persist::pwb(addr, sizeof(T));  // [site: init-pwb]
   }
   // Frees `p` once the region that unlinked it is pruned (a region undone
   // at a crash relinks it).
@@ -1047,7 +1047,7 @@ class Logger {
         // (the lock's last release): durable before the region's end entry,
         // or a completed region that acquired from an undone one is kept
         // (caught: logging-atlas-handoff, 2 threads, x86).
-        persist::pwb(e, sizeof *e);
+        persist::pwb(e, sizeof *e);  // [site: sync-entry-pwb]
         // CRASH: not caught by any campaign (x86, abstract): the entry needs
         // to be durable only before its region's end entry, which pre_end's
         // pfence orders after it (as the region's updates, P2); before that
@@ -1056,7 +1056,7 @@ class Logger {
         // update by its own publish_fence (write). Kept for Table 1's
         // "Log-Acq(L); CLFLUSH Log" (the x86 column measured by `ferrite
         // bench` and `ferrite sim`): a removal candidate, docs/logging.md.
-        persist::publish_fence();
+        persist::publish_fence();  // [site: sync-entry-fence]
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;
@@ -1070,7 +1070,7 @@ class Logger {
   // The region's updates before its terminating entry (P2).
   void pre_end(State& s) {
     switch (opt_.instrumentation) {
-      case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)"
+      case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)" [site: pre-end-pfence]
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)"
       case Instrumentation::kStrand: joined(s); break;  // Fig. 5 log_end: JoinStrand
@@ -1085,8 +1085,8 @@ class Logger {
   void make_durable(State& s, LogEntry* e) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
-        persist::pwb(e, sizeof *e);
-        persist::psync();  // "CLFLUSH Log": durable before the unlock / return
+        persist::pwb(e, sizeof *e);  // [site: end-entry-pwb]
+        persist::psync();  // "CLFLUSH Log": durable before the unlock / return [site: end-entry-psync]
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
@@ -1100,7 +1100,7 @@ class Logger {
   }
   void order_prune() {
     switch (opt_.instrumentation) {
-      case Instrumentation::kX86: persist::pfence(); break;
+      case Instrumentation::kX86: persist::pfence(); break;  // [site: order-prune-pfence]
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;
       case Instrumentation::kStrand: persist::persist_barrier(); break;
@@ -1215,7 +1215,7 @@ class Logger {
     for (std::uint64_t q = d.start; q < d.end; ++q) {
       LogEntry* e = &s.log->entries[q % cap];
       persist::store(&e->meta, std::uint64_t{0});
-      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);
+      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-invalidate-pwb]
     }
     // ORDER: the end entry (commit marker) is invalidated after every other
     // entry of the region (P3): a crash never leaves an incomplete-looking
@@ -1236,10 +1236,10 @@ class Logger {
     // and written back (above, ordered by order_prune): a stale head
     // bounds only invalid entries; recovery's step 5 and the attach take
     // the tail past every live entry.
-    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);
+    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);  // [site: prune-end-pwb]
     order_prune();
     persist::store(&s.log->head, d.end + 1);
-    if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);
+    if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);  // [site: prune-head-pwb]
     // ORDER: the head before any later entry that reuses a slot of it.
     // PERSIST: pruned on the owner's behalf (helping), the head and the
     // invalidations are durable before `pruned` lets the owner reuse a
