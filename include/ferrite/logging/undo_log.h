@@ -728,7 +728,10 @@ class Logger {
         if (fence) persist::persist_barrier();
         persist::store(addr, v);
         persist::pwb(addr, sizeof(T));
-        // Fig. 5: NewStrand after each log-update sequence.
+        // Fig. 5: NewStrand after each log-update sequence. CRASH: its
+        // loss is never caught, by construction: NewStrand only drops the
+        // ordering after the earlier stores of the strand (Eq. 1), so
+        // without it the model allows fewer images, not more.
         persist::new_strand();
         break;
     }
@@ -1058,6 +1061,12 @@ class Logger {
         // bench` and `ferrite sim`): a removal candidate, docs/logging.md.
         persist::publish_fence();  // [site: sync-entry-fence]
         break;
+      // CRASH: the other instrumentations' fences here are not caught
+      // either (hops / hops+: the hand-off campaigns; strand: the barrier
+      // and the NewStrand), for the reason above: pre_end's ofence, or its
+      // JoinStrand (Eq. 2: every earlier strand of the thread), orders the
+      // entry before the end entry. The strand pwb is caught under x86
+      // (logging-atlas-handoff/correct-strand), as the x86 one.
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;
       case Instrumentation::kStrand:
