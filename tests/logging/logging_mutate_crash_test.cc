@@ -196,4 +196,20 @@ TEST(LoggingMutation, RecoverysRollbackAndInvalidationSitesAreCaughtWhenRecovery
                            {"invalidate-psync", "psync"}});
 }
 
+// The same recovery under the HOPS instrumentation and model, where stores
+// persist by themselves and a write-back does nothing: its two psyncs are
+// the only ordering between rolling back and invalidating (step 3 before
+// 4) and between one invalidation and the next, and each is caught.
+TEST(LoggingMutation, RecoverysPsyncsAreCaughtUnderHops) {
+  fc::CampaignConfig cfg;
+  cfg.model = "hops";
+  cfg.ops = 1;
+  cfg.images = 2;
+  cfg.recovery_crash_depth = 1;
+  cfg.recovery_crash_points = 0;
+  cfg.recovery_crash_every = 3;
+  expect_each_site_caught("logging-store-txn-tpcc", "correct-hops", cfg,
+                          {{"rollback-psync", "psync"}, {"invalidate-psync", "psync"}});
+}
+
 }  // namespace logging_mutate_crash_test
