@@ -184,7 +184,7 @@ TEST(LoggingMutation, TheSynchronizationEntrysWriteBackIsCaughtByTheHandOff) {
 TEST(LoggingMutation, RecoverysRollbackAndInvalidationSitesAreCaughtWhenRecoveryCrashes) {
   fc::CampaignConfig cfg;
   cfg.model = "abstract";
-  cfg.ops = 2;
+  cfg.ops = 1;
   cfg.images = 2;
   cfg.recovery_crash_depth = 1;
   cfg.recovery_crash_points = 0;  // every verb of recovery
