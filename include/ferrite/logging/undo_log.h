@@ -522,10 +522,10 @@ class Logger {
       }
       area->threads = static_cast<std::uint32_t>(threads);
       area->faults = opt.faults;
-      // PERSIST: the whole area: logs[6..] lie on lines only this
-      // write-back covers (the version's covers the first line); without
-      // it a logger of more than 6 threads recovers null logs (caught:
-      // --crash-create, 8 threads' logs, docs/logging.md).
+      // PERSIST: the whole area. The version's write-back covers only its
+      // own line (logs[0..5] when the area starts a line, as in every root
+      // here): without this one a logger of more than 6 threads recovers
+      // null logs (caught: --crash-create, 8 threads' logs, docs/logging.md).
       persist::pwb(area, sizeof *area);  // [site: create-area-pwb]
       // ORDER: the logs and the area's contents are durable before the
       // version that says they exist.
