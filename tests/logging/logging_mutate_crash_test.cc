@@ -217,4 +217,34 @@ TEST(LoggingMutation, RecoverysPsyncsAreCaughtUnderHops) {
                           {{"rollback-psync", "psync"}, {"invalidate-psync", "psync"}});
 }
 
+// The store models' own verbs, each instrumentation under the one model it
+// is written for (1 thread): HOPS's ofences (undo entry before its update,
+// updates before the end entry, the prune's order) and the end entry's
+// dfence; the strand instrumentation's persist barriers (undo entry before
+// its update, the prune's order) and JoinStrand (the region's strands
+// before its end entry). Without a write-back under these models, they
+// are its only ordering.
+TEST(LoggingMutation, TheStoreModelsVerbsAreCaught) {
+  fc::CampaignConfig cfg;
+  cfg.ops = 30;  // pre_end's ofence: first caught past 20 operations (crash point 136)
+  cfg.images = 2;
+  cfg.model = "hops";
+  expect_each_site_caught("logging-store-txn-queue", "correct-hops", cfg,
+                          {{"hops-entry-ofence", "ofence"},
+                           {"hops-pre-end-ofence", "ofence"},
+                           {"hops-end-dfence", "dfence"},
+                           {"hops-order-prune-ofence", "ofence"}});
+  cfg.model = "hops+";
+  expect_each_site_caught("logging-store-txn-queue", "correct-hops+", cfg,
+                          {{"hops-entry-ofence", "ofence"},
+                           {"hops-pre-end-ofence", "ofence"},
+                           {"hops-end-dfence", "dfence"},
+                           {"hops-order-prune-ofence", "ofence"}});
+  cfg.model = "strand";
+  expect_each_site_caught("logging-store-txn-queue", "correct-strand", cfg,
+                          {{"strand-entry-barrier", "persist_barrier"},
+                           {"strand-join", "join_strand"},
+                           {"strand-order-prune-barrier", "persist_barrier"}});
+}
+
 }  // namespace logging_mutate_crash_test

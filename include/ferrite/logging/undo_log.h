@@ -718,14 +718,14 @@ class Logger {
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
         // PERSIST: Table 1 HOPS "Undo-Log(A); OFENCE; ST A, val".
-        if (fence) persist::ofence();
+        if (fence) persist::ofence();  // [site: hops-entry-ofence]
         persist::store(addr, v);
         break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
         // PERSIST: Fig. 5 log_store: PersistBarrier between the log entry
         // and its update.
-        if (fence) persist::persist_barrier();
+        if (fence) persist::persist_barrier();  // [site: strand-entry-barrier]
         persist::store(addr, v);
         persist::pwb(addr, sizeof(T));
         // Fig. 5: NewStrand after each log-update sequence. CRASH: its
@@ -1081,14 +1081,14 @@ class Logger {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)" [site: pre-end-pfence]
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)"
+      case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)" [site: hops-pre-end-ofence]
       case Instrumentation::kStrand: joined(s); break;  // Fig. 5 log_end: JoinStrand
     }
   }
   // JoinStrand by the thread that owns `s` (Eq. 2: every earlier store of
   // the thread, its own prunes included, before every later one).
   void joined(State& s) {
-    persist::join_strand();
+    persist::join_strand();  // [site: strand-join]
     s.unjoined_prune_end = kNoSeq;
   }
   void make_durable(State& s, LogEntry* e) {
@@ -1099,7 +1099,7 @@ class Logger {
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
-        if ((opt_.faults & internal::kNoDurableEnd) == 0) persist::dfence();  // "Log-Rel(L); DFENCE; Unlock L"
+        if ((opt_.faults & internal::kNoDurableEnd) == 0) persist::dfence();  // "Log-Rel(L); DFENCE; Unlock L" [site: hops-end-dfence]
         break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
@@ -1111,8 +1111,8 @@ class Logger {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86: persist::pfence(); break;  // [site: order-prune-pfence]
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::ofence(); break;
-      case Instrumentation::kStrand: persist::persist_barrier(); break;
+      case Instrumentation::kHopsPlus: persist::ofence(); break;  // [site: hops-order-prune-ofence]
+      case Instrumentation::kStrand: persist::persist_barrier(); break;  // [site: strand-order-prune-barrier]
     }
   }
 
