@@ -398,7 +398,7 @@ inline RecoveryStats recover_area(LogArea* area) {
     void* dst = reinterpret_cast<void*>(l.e->addr);
     const std::size_t size = detail::size_of(*l.e);
     persist::store_bytes(dst, l.e->value, size);
-    persist::pwb(dst, size);
+    persist::pwb(dst, size);  // [site: rollback-pwb]
     ++st.stores_rolled_back;
   };
   if (forward) {
@@ -408,23 +408,33 @@ inline RecoveryStats recover_area(LogArea* area) {
   }
   // PERSIST: the rolled-back values are durable before any entry that
   // describes them is invalidated (step 4).
-  persist::psync();
+  persist::psync();  // [site: rollback-psync]
   // 4. invalidate, newest first, each durable before the next.
   for (const auto& l : undo) {
     persist::store(&l.e->meta, std::uint64_t{0});
-    persist::pwb(&l.e->meta, sizeof l.e->meta);
+    persist::pwb(&l.e->meta, sizeof l.e->meta);  // [site: invalidate-pwb]
     // CRASH: a crash after this leaves only older entries live; their
     // rollback is the rest of step 3's sequence (idempotent).
-    persist::psync();
+    persist::psync();  // [site: invalidate-psync]
   }
   // 5. heads past every live entry (kept regions are pruned by this).
   for (int t = 0; t < n; ++t) {
     ThreadLog* log = area->logs[t];
     if (log == nullptr || last[static_cast<std::size_t>(t)] == log->head) continue;
     persist::store(&log->head, last[static_cast<std::size_t>(t)]);
-    persist::pwb(&log->head, sizeof log->head);
+    // CRASH: this pwb and the psync below are not caught by any campaign
+    // (docs/logging.md, "Mutation testing"), and their loss is benign: a
+    // head that does not persist leaves live only the kept regions
+    // (complete, kept again by the next recovery: step 2 depends only on
+    // the live entries, which are the same) and the undone regions'
+    // entries that step 4 made durably invalid; the recovered run's
+    // in-memory head and tail are the new ones whatever persisted, its
+    // entries continue past every live one, and its first prune writes
+    // the head back (Logger::prune) long before its tail reaches a slot
+    // of this lap again. Kept: a recovered pool then reads as pruned.
+    persist::pwb(&log->head, sizeof log->head);  // [site: recovery-head-pwb]
   }
-  persist::psync();
+  persist::psync();  // [site: recovery-head-psync]
   return st;
 }
 
@@ -507,18 +517,26 @@ class Logger {
         auto* log = static_cast<ThreadLog*>(pool.heap().alloc(thread_log_bytes(opt.capacity), 0));
         std::memset(static_cast<void*>(log), 0, thread_log_bytes(opt.capacity));
         log->capacity = opt.capacity;
-        persist::pwb(log, thread_log_bytes(opt.capacity));
+        persist::pwb(log, thread_log_bytes(opt.capacity));  // [site: create-logs-pwb]
         area->logs[t] = log;
       }
       area->threads = static_cast<std::uint32_t>(threads);
       area->faults = opt.faults;
-      persist::pwb(area, sizeof *area);
+      // PERSIST: the whole area. The version's write-back covers only its
+      // own line (logs[0..5] when the area starts a line, as in every root
+      // here): without this one a logger of more than 6 threads recovers
+      // null logs (caught: --crash-create, 8 threads' logs, docs/logging.md).
+      persist::pwb(area, sizeof *area);  // [site: create-area-pwb]
       // ORDER: the logs and the area's contents are durable before the
       // version that says they exist.
-      persist::psync();
+      persist::psync();  // [site: create-area-psync]
       persist::store(&area->version, LogArea::kVersion);
-      persist::pwb(&area->version, sizeof area->version);
-      persist::psync();
+      persist::pwb(&area->version, sizeof area->version);  // [site: create-version-pwb]
+      // PERSIST: the version durable before another thread's region can
+      // persist an update (its fences order only its own write-backs): a
+      // lost version leaves recovery no log to roll an incomplete region
+      // back from (caught: abstract, 3 threads, --crash-create).
+      persist::psync();  // [site: create-version-psync]
     }
     const int n = static_cast<int>(area->threads);
     state_ = std::make_unique<State[]>(static_cast<std::size_t>(n));
@@ -686,31 +704,34 @@ class Logger {
     LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
-        persist::pwb(e, sizeof *e);
+        persist::pwb(e, sizeof *e);  // [site: x86-entry-pwb]
         // PERSIST: HOPS+ paper Table 1 "Undo-Log(A); CLFLUSH Log": the undo
         // entry (and this region's earlier write-backs) durable before the
         // in-place store (P1). A synchronous flush, not just an ordering: A's
         // line may be shared with another thread, whose write-back of it
         // would carry our store past an entry only ordered before it
         // (publish_fence: the sfence on x86, psync under `abstract`).
-        if (fence) persist::publish_fence();
+        if (fence) persist::publish_fence();  // [site: x86-entry-fence]
         persist::store(addr, v);
-        persist::pwb(addr, sizeof(T));  // Table 1 "ST A, val; CLWB A"
+        persist::pwb(addr, sizeof(T));  // Table 1 "ST A, val; CLWB A" [site: x86-update-pwb]
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
         // PERSIST: Table 1 HOPS "Undo-Log(A); OFENCE; ST A, val".
-        if (fence) persist::ofence();
+        if (fence) persist::ofence();  // [site: hops-entry-ofence]
         persist::store(addr, v);
         break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
         // PERSIST: Fig. 5 log_store: PersistBarrier between the log entry
         // and its update.
-        if (fence) persist::persist_barrier();
+        if (fence) persist::persist_barrier();  // [site: strand-entry-barrier]
         persist::store(addr, v);
         persist::pwb(addr, sizeof(T));
-        // Fig. 5: NewStrand after each log-update sequence.
+        // Fig. 5: NewStrand after each log-update sequence. CRASH: its
+        // loss is never caught, by construction: NewStrand only drops the
+        // ordering after the earlier stores of the strand (Eq. 1), so
+        // without it the model allows fewer images, not more.
         persist::new_strand();
         break;
     }
@@ -722,7 +743,7 @@ class Logger {
     State& s = st(tid);
     implicit_begin(s);
     persist::store(addr, v);
-    if (writes_back()) persist::pwb(addr, sizeof(T));
+    if (writes_back()) persist::pwb(addr, sizeof(T));  // [site: init-pwb]
   }
   // Frees `p` once the region that unlinked it is pruned (a region undone
   // at a crash relinks it).
@@ -1025,9 +1046,27 @@ class Logger {
   void order_entry(LogEntry* e) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
-        persist::pwb(e, sizeof *e);
-        persist::publish_fence();  // Table 1 "Log-Acq(L); CLFLUSH Log" (as in write)
+        // PERSIST: an acquire entry carries the synchronization history
+        // (the lock's last release): durable before the region's end entry,
+        // or a completed region that acquired from an undone one is kept
+        // (caught: logging-atlas-handoff, 2 threads, x86).
+        persist::pwb(e, sizeof *e);  // [site: sync-entry-pwb]
+        // CRASH: not caught by any campaign (x86, abstract): the entry needs
+        // to be durable only before its region's end entry, which pre_end's
+        // pfence orders after it (as the region's updates, P2); before that
+        // the region is undone whatever its begin entry says, and its
+        // rollback reads only the store entries, each ordered before its
+        // update by its own publish_fence (write). Kept for Table 1's
+        // "Log-Acq(L); CLFLUSH Log" (the x86 column measured by `ferrite
+        // bench` and `ferrite sim`): a removal candidate, docs/logging.md.
+        persist::publish_fence();  // [site: sync-entry-fence]
         break;
+      // CRASH: the other instrumentations' fences here are not caught
+      // either (hops / hops+: the hand-off campaigns; strand: the barrier
+      // and the NewStrand), for the reason above: pre_end's ofence, or its
+      // JoinStrand (Eq. 2: every earlier strand of the thread), orders the
+      // entry before the end entry. The strand pwb is caught under x86
+      // (logging-atlas-handoff/correct-strand), as the x86 one.
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;
       case Instrumentation::kStrand:
@@ -1040,27 +1079,27 @@ class Logger {
   // The region's updates before its terminating entry (P2).
   void pre_end(State& s) {
     switch (opt_.instrumentation) {
-      case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)"
+      case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)" [site: pre-end-pfence]
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)"
+      case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)" [site: hops-pre-end-ofence]
       case Instrumentation::kStrand: joined(s); break;  // Fig. 5 log_end: JoinStrand
     }
   }
   // JoinStrand by the thread that owns `s` (Eq. 2: every earlier store of
   // the thread, its own prunes included, before every later one).
   void joined(State& s) {
-    persist::join_strand();
+    persist::join_strand();  // [site: strand-join]
     s.unjoined_prune_end = kNoSeq;
   }
   void make_durable(State& s, LogEntry* e) {
     switch (opt_.instrumentation) {
       case Instrumentation::kX86:
-        persist::pwb(e, sizeof *e);
-        persist::psync();  // "CLFLUSH Log": durable before the unlock / return
+        persist::pwb(e, sizeof *e);  // [site: end-entry-pwb]
+        persist::psync();  // "CLFLUSH Log": durable before the unlock / return [site: end-entry-psync]
         break;
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus:
-        if ((opt_.faults & internal::kNoDurableEnd) == 0) persist::dfence();  // "Log-Rel(L); DFENCE; Unlock L"
+        if ((opt_.faults & internal::kNoDurableEnd) == 0) persist::dfence();  // "Log-Rel(L); DFENCE; Unlock L" [site: hops-end-dfence]
         break;
       case Instrumentation::kStrand:
         persist::pwb(e, sizeof *e);
@@ -1070,10 +1109,10 @@ class Logger {
   }
   void order_prune() {
     switch (opt_.instrumentation) {
-      case Instrumentation::kX86: persist::pfence(); break;
+      case Instrumentation::kX86: persist::pfence(); break;  // [site: order-prune-pfence]
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::ofence(); break;
-      case Instrumentation::kStrand: persist::persist_barrier(); break;
+      case Instrumentation::kHopsPlus: persist::ofence(); break;  // [site: hops-order-prune-ofence]
+      case Instrumentation::kStrand: persist::persist_barrier(); break;  // [site: strand-order-prune-barrier]
     }
   }
 
@@ -1185,7 +1224,7 @@ class Logger {
     for (std::uint64_t q = d.start; q < d.end; ++q) {
       LogEntry* e = &s.log->entries[q % cap];
       persist::store(&e->meta, std::uint64_t{0});
-      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);
+      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-invalidate-pwb]
     }
     // ORDER: the end entry (commit marker) is invalidated after every other
     // entry of the region (P3): a crash never leaves an incomplete-looking
@@ -1194,10 +1233,22 @@ class Logger {
     if (internal::stop_commit_after_step == 2) return;
     LogEntry* end = &s.log->entries[d.end % cap];
     persist::store(&end->meta, std::uint64_t{0});
-    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);
+    // CRASH: this write-back and the head's below each cover the other's
+    // loss (mutation testing suppresses one site at a time: neither is
+    // caught, docs/logging.md; one of the two may go, not both). Without
+    // this one, the end entry stays valid until the head, written back and
+    // ordered next, passes it: before that the region is its end entry
+    // alone (complete, nothing to undo: kept), after it the entry is below
+    // the head (not live, I1), and a later lap's entry in the slot is
+    // ordered after the head (order_prune; prune_durable when helping).
+    // Without the head's, every entry the head would pass is invalidated
+    // and written back (above, ordered by order_prune): a stale head
+    // bounds only invalid entries; recovery's step 5 and the attach take
+    // the tail past every live entry.
+    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);  // [site: prune-end-pwb]
     order_prune();
     persist::store(&s.log->head, d.end + 1);
-    if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);
+    if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);  // [site: prune-head-pwb]
     // ORDER: the head before any later entry that reuses a slot of it.
     // PERSIST: pruned on the owner's behalf (helping), the head and the
     // invalidations are durable before `pruned` lets the owner reuse a
