@@ -47,11 +47,14 @@
 // Recovery (attach). The epoch system keeps the payloads of operations
 // that linearized up to the epoch before last (§3.4). At most one kept
 // payload per key (a replacing put commits the new payload and the old
-// one's anti-node in one operation). The tree is rebuilt balanced from the
-// kept payloads sorted by key: leaves in order, each internal node keyed by
-// the smallest key of its right subtree, leaf(inf0) rightmost. Rebuilding
-// needs no pool writes; a crash during it (or during the epoch system's
-// recovery, which is idempotent) recovers the same state.
+// one's anti-node in one operation; two are a recovery bug, which throws).
+// The tree is rebuilt balanced from the kept payloads sorted by key: leaves
+// in order, each internal node keyed by the smallest key of its right
+// subtree, leaf(inf0) rightmost. In EpochOptions::recovery_threads threads:
+// the keys are read and sorted in chunks, merged, and disjoint subtrees
+// are built by different threads (the same tree for any thread count).
+// Rebuilding needs no pool writes; a crash during it (or during the epoch
+// system's recovery, which is idempotent) recovers the same state.
 #pragma once
 
 #include <algorithm>
@@ -62,6 +65,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -117,15 +121,19 @@ class Bst {
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     std::vector<PBlk*> kept;
     t->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    internal::sort_by_key(kept);
-    for (std::size_t i = 1; i < kept.size(); ++i)
-      if (key_of(kept[i]) == key_of(kept[i - 1]))
-        throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(key_of(kept[i])));
-    std::vector<Node*> leaves;
-    leaves.reserve(kept.size() + 1);
-    for (PBlk* p : kept) leaves.push_back(new Node(key_of(p), 0, p));
-    leaves.push_back(new Node(0, 1, nullptr));  // leaf(inf0)
-    t->init_sentinels(build(leaves, 0, leaves.size()));
+    // The rebuild (see the header): sorted in recovery_threads threads,
+    // checked, then built with disjoint subtrees in parallel.
+    const int rthreads = std::max(1, opt.recovery_threads);
+    const std::vector<internal::Keyed> keyed = internal::sort_by_key(kept, rthreads);
+    // At most one payload per key (see the header): anything else is a
+    // recovery bug, reported before any node is made.
+    if (const auto k = internal::duplicate_key(keyed))
+      throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
+    // Leaves 0 .. n-1 are the kept payloads' (sorted), leaf n is leaf(inf0).
+    t->init_sentinels(build(keyed, 0, keyed.size() + 1, internal::rebuild_parts(keyed.size(), rthreads)));
+    // ORDER: build's threads are joined; the tree is handed to its user by
+    // this thread, and a thread it starts later synchronizes through that
+    // start (Sys::init's plain stores need no more).
     return t;
   }
 
@@ -270,14 +278,31 @@ class Bst {
     Sys::init(root_->left, ptr(s));
     Sys::init(root_->right, ptr(new Node(0, 3, nullptr)));
   }
-  // A balanced external tree over leaves[lo, hi) (sorted): each internal
-  // node's key is its right subtree's smallest.
-  static Node* build(const std::vector<Node*>& leaves, std::size_t lo, std::size_t hi) {
-    if (hi - lo == 1) return leaves[lo];
+  // A balanced external tree over leaves [lo, hi) of keyed (sorted; leaf
+  // keyed.size() is leaf(inf0)): each internal node's key is its right
+  // subtree's smallest. With threads > 1 the left subtree is built by a new
+  // thread (threads / 2 of them), the right one by this thread (the rest):
+  // the subtrees are disjoint, and the shape is the same for any threads.
+  static Node* build(const std::vector<internal::Keyed>& keyed, std::size_t lo, std::size_t hi, std::size_t threads) {
+    const auto leaf = [&](std::size_t i) {
+      return i < keyed.size() ? new Node(keyed[i].first, 0, keyed[i].second) : new Node(0, 1, nullptr);
+    };
+    if (hi - lo == 1) return leaf(lo);
     const std::size_t mid = lo + (hi - lo) / 2;
-    Node* n = new Node(leaves[mid]->key, leaves[mid]->inf, nullptr);
-    Sys::init(n->left, ptr(build(leaves, lo, mid)));
-    Sys::init(n->right, ptr(build(leaves, mid, hi)));
+    Node* n = mid < keyed.size() ? new Node(keyed[mid].first, 0, nullptr) : new Node(0, 1, nullptr);
+    Node* left;
+    Node* right;
+    if (threads > 1) {
+      // ORDER: `left` is written by the thread and read after its join.
+      std::thread lt([&] { left = build(keyed, lo, mid, threads / 2); });
+      right = build(keyed, mid, hi, threads - threads / 2);
+      lt.join();
+    } else {
+      left = build(keyed, lo, mid, 1);
+      right = build(keyed, mid, hi, 1);
+    }
+    Sys::init(n->left, ptr(left));
+    Sys::init(n->right, ptr(right));
     return n;
   }
 

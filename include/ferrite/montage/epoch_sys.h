@@ -180,9 +180,9 @@ struct EpochOptions {
   // scheduler). The paper's default is 10 ms (§5.1).
   std::chrono::microseconds epoch_length{10000};
   std::size_t tbp_capacity = 64;  // §5.1: 64-entry TBP buffers
-  // Threads that classify the pool's blocks in recovery (the scan of §3.4;
-  // it only reads the pool). The resets and the epoch move that follow are
-  // one thread's, in a fixed order (D9).
+  // Threads that classify the pool's blocks in recovery (the scan of §3.4,
+  // read-only), then rebuild a map's DRAM index; the resets and the epoch
+  // move between the two are one thread's, in a fixed order (D9).
   int recovery_threads = 1;
 };
 

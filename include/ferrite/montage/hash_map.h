@@ -34,7 +34,9 @@
 // Recovery (attach): each payload in use becomes a node in its bucket
 // (kept sorted). At most one payload per key is in use (a put that
 // replaces commits its new payload and the anti-node of the old one in one
-// operation), so no key appears twice.
+// operation), so no key appears twice (if one does, recovery has a bug:
+// attach throws). The index is rebuilt in EpochOptions::recovery_threads
+// threads, each owning a disjoint range of buckets (rebuild()).
 #pragma once
 
 #include <algorithm>
@@ -43,6 +45,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -104,23 +107,7 @@ class HashMap {
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    // Single-threaded rebuild, in the scan's (slab) order: each payload's
-    // node goes to its place in its bucket's sorted list (a payload per key;
-    // see the header). Buckets hold about one key each (HashMapOptions), so
-    // this is linear; sorting the payloads by key first cost a random pool
-    // access per comparison. Plain stores (Sys::init): nothing runs yet.
-    for (PBlk* p : kept) {
-      const K key = key_of(p);
-      CASObj* prev = &m->bucket(key);
-      std::uint64_t curr = m->es_->load(*prev);
-      while (curr != 0 && reinterpret_cast<Node*>(curr)->key < key) {
-        prev = &reinterpret_cast<Node*>(curr)->next;
-        curr = m->es_->load(*prev);
-      }
-      Node* n = new Node(key, p);
-      Sys::init(n->next, curr);
-      Sys::init(*prev, reinterpret_cast<std::uint64_t>(n));
-    }
+    m->rebuild(kept, std::max(1, opt.recovery_threads));
     return m;
   }
 
@@ -226,7 +213,8 @@ class HashMap {
   }
   static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
-  CASObj& bucket(const K& key) {
+  CASObj& bucket(const K& key) { return buckets_[bucket_index(key)]; }
+  std::size_t bucket_index(const K& key) const {
     std::uint64_t h;
     if constexpr (std::is_same_v<K, std::int64_t>) {
       h = static_cast<std::uint64_t>(key) * 0x9e3779b97f4a7c15ull;
@@ -234,7 +222,58 @@ class HashMap {
     } else {
       h = key.hash();  // every byte of the key
     }
-    return buckets_[h & (nbuckets_ - 1)];
+    return static_cast<std::size_t>(h & (nbuckets_ - 1));
+  }
+
+  // Recovery's index (see the header), in `threads` parts, two rounds:
+  //  1. part p makes the nodes of a contiguous chunk of `kept` (the scan's
+  //     slab order: one sequential pass over the pool reads each key once)
+  //     and sorts them by owner: part q owns the buckets [q B / P, (q+1) B / P);
+  //  2. part q puts every node it owns in its place in its bucket's sorted
+  //     list. No two parts touch one bucket or one node: plain stores.
+  // Buckets hold about one key each (HashMapOptions), so this is linear; the
+  // lists are sorted, so they are the same for any thread count.
+  void rebuild(const std::vector<PBlk*>& kept, int threads) {
+    const std::size_t n = kept.size();
+    const std::size_t parts = internal::rebuild_parts(n, threads);
+    // owned[p * parts + q]: the nodes part p made for owner q.
+    std::vector<std::vector<Node*>> owned(parts * parts);
+    internal::run_parts(parts, [&](std::size_t p) {
+      for (std::size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) {
+        Node* x = new Node(key_of(kept[i]), kept[i]);
+        owned[p * parts + bucket_index(x->key) * parts / nbuckets_].push_back(x);
+      }
+    });
+    // ORDER: round 1's parts were joined before round 2's started (run_parts):
+    // every node and `owned` list is visible to its owner.
+    std::vector<std::optional<K>> dup(parts);
+    internal::run_parts(parts, [&](std::size_t q) {
+      for (std::size_t p = 0; p < parts; ++p)
+        for (Node* x : owned[p * parts + q]) {
+          CASObj* prev = &buckets_[bucket_index(x->key)];
+          std::uint64_t curr = es_->load(*prev);
+          while (curr != 0 && reinterpret_cast<Node*>(curr)->key < x->key) {
+            prev = &reinterpret_cast<Node*>(curr)->next;
+            curr = es_->load(*prev);
+          }
+          // At most one payload per key (see the header): anything else is
+          // a recovery bug, thrown below once every node is linked (and
+          // freed by the destructor).
+          if (curr != 0 && reinterpret_cast<Node*>(curr)->key == x->key && !dup[q]) dup[q] = x->key;
+          Sys::init(x->next, curr);
+          Sys::init(*prev, reinterpret_cast<std::uint64_t>(x));
+        }
+    });
+    // ORDER: round 2's parts are joined: the buckets are complete here; the
+    // map is handed to its user by this thread, and a thread it starts
+    // later synchronizes through that start.
+    for (const auto& k : dup)
+      if (k) {
+        if constexpr (std::is_same_v<K, std::int64_t>)
+          throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
+        else
+          throw std::runtime_error("montage: two recovered payloads for one key");
+      }
   }
 
   // Michael's find: prev is the word that held curr (unmarked), curr the

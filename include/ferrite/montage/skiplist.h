@@ -57,9 +57,13 @@
 // the list writes nothing to the pool but payloads, set before lin_CAS.
 //
 // Recovery (attach). The epoch system's scan (§3.4) yields at most one
-// payload per key; the list is rebuilt in key order in one pass (tower
-// heights from a fixed-seed generator, each level linked behind the last
-// node of that level). No pool writes: a crash during it recovers the same.
+// payload per key (two are a recovery bug, which throws); the list is
+// rebuilt in key order (tower heights a fixed function of the rank, each
+// level linked behind the last node of that level) in
+// EpochOptions::recovery_threads threads: the keys are read and sorted in
+// chunks and merged, each thread links the towers of a contiguous key
+// range, and the ranges are stitched together level by level. No pool
+// writes: a crash during it recovers the same.
 #pragma once
 
 #include <algorithm>
@@ -126,21 +130,15 @@ class SkipList {
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
     std::vector<PBlk*> kept;
     l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
-    internal::sort_by_key(kept);
-    Node* last[kLevels];
-    for (auto& n : last) n = l->head_;
-    std::uint64_t rng = 0x853c49e6748fea9bull;
-    for (std::size_t i = 0; i < kept.size(); ++i) {
-      if (i > 0 && key_of(kept[i]) == key_of(kept[i - 1]))
-        throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(key_of(kept[i])));
-      Node* n = new Node(key_of(kept[i]), random_height(rng));
-      Sys::init(n->val, ptr(kept[i]));
-      n->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
-      for (int lv = 0; lv < n->height; ++lv) {
-        Sys::init(last[lv]->next[lv], ptr(n));
-        last[lv] = n;
-      }
-    }
+    // The rebuild (see the header): sorted in recovery_threads threads,
+    // checked, then built in contiguous key ranges in parallel.
+    const int rthreads = std::max(1, opt.recovery_threads);
+    const std::vector<internal::Keyed> keyed = internal::sort_by_key(kept, rthreads);
+    // At most one payload per key (see the header): anything else is a
+    // recovery bug, reported before any node is made.
+    if (const auto k = internal::duplicate_key(keyed))
+      throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
+    l->rebuild(keyed, rthreads);
     return l;
   }
 
@@ -350,6 +348,57 @@ class SkipList {
     // ORDER: acq_rel: the second of inserter and eraser sees the other's
     // finds done before it retires the node.
     if (n->done.fetch_add(1, std::memory_order_acq_rel) == 1) ebr_->retire(tid, n, &SkipList::free_node, this);
+  }
+
+  // Tower i's height: geometric (p = 1/2) in [1, kLevels], a function of
+  // i alone (splitmix64's finalizer of it), so that any part can make any
+  // tower and the list is the same for every thread count.
+  static int height_at(std::size_t i) {
+    std::uint64_t z = (static_cast<std::uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return std::min(1 + __builtin_ctzll(z | (std::uint64_t{1} << (kLevels - 1))), kLevels);
+  }
+
+  // Recovery's index from the kept payloads sorted by key (distinct): each
+  // part makes the towers of a contiguous range and links them at every
+  // level, remembering its first and last tower per level; then one thread
+  // stitches the parts together behind the head, level by level.
+  void rebuild(const std::vector<internal::Keyed>& keyed, int threads) {
+    const std::size_t n = keyed.size();
+    const std::size_t parts = internal::rebuild_parts(n, threads);
+    struct Ends {
+      Node* first[kLevels] = {};
+      Node* last[kLevels] = {};
+    };
+    std::vector<Ends> ends(parts);
+    internal::run_parts(parts, [&](std::size_t part) {
+      Ends& e = ends[part];
+      for (std::size_t i = n * part / parts; i < n * (part + 1) / parts; ++i) {
+        Node* x = new Node(keyed[i].first, height_at(i));
+        Sys::init(x->val, ptr(keyed[i].second));
+        x->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
+        for (int lv = 0; lv < x->height; ++lv) {
+          if (e.last[lv] == nullptr)
+            e.first[lv] = x;
+          else
+            Sys::init(e.last[lv]->next[lv], ptr(x));
+          e.last[lv] = x;
+        }
+      }
+    });
+    // ORDER: run_parts joined every part: their nodes and `ends` are
+    // visible here; the list is handed to its user by this thread, and a
+    // thread it starts later synchronizes through that start.
+    for (int lv = 0; lv < kLevels; ++lv) {
+      Node* last = head_;
+      for (const Ends& e : ends) {
+        if (e.first[lv] == nullptr) continue;
+        Sys::init(last->next[lv], ptr(e.first[lv]));
+        last = e.last[lv];
+      }
+    }
   }
 
   static void free_node(void*, void* p, int) { delete static_cast<Node*>(p); }

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,17 +51,74 @@ typename Sys::Blk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std
   return p;
 }
 
-// Sorts recovered payloads by key (the ordered maps' rebuilds). Each key is
-// read once, in the scan's (slab) order, and (key, payload) pairs are
-// sorted in DRAM: a comparator reading the keys from the pool costs two
-// random pool accesses per comparison.
-inline void sort_by_key(std::vector<PBlk*>& kept) {
-  std::vector<std::pair<std::int64_t, PBlk*>> keyed;
-  keyed.reserve(kept.size());
-  for (PBlk* p : kept) keyed.emplace_back(static_cast<const KV*>(p->data())->key, p);
-  std::sort(keyed.begin(), keyed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t i = 0; i < keyed.size(); ++i) kept[i] = keyed[i].second;
+// ---------------------------------------------------------------------
+// Recovery's parallel index rebuilds (EpochOptions::recovery_threads).
+// Nothing else runs during a rebuild; the threads write DRAM only.
+
+// Each rebuild thread takes at least this many items: starting a thread
+// costs tens of microseconds, as much as rebuilding a thousand nodes.
+inline constexpr std::size_t kRebuildGrain = 1024;
+
+// How many threads (at most `threads`, at least 1) share `n` items.
+inline std::size_t rebuild_parts(std::size_t n, int threads) {
+  return std::clamp<std::size_t>(n / kRebuildGrain, 1, static_cast<std::size_t>(std::max(1, threads)));
+}
+
+// fn(part) for every part in [0, parts): parts - 1 new threads and the
+// caller (part 0); returns when all are done.
+// ORDER: the caller's writes before the call happen before every fn (thread
+// start), and every fn's writes happen before the return (join): the parts
+// need no atomics as long as they write disjoint data.
+template <class Fn>
+void run_parts(std::size_t parts, Fn&& fn) {
+  std::vector<std::thread> ts;
+  ts.reserve(parts > 0 ? parts - 1 : 0);
+  for (std::size_t p = 1; p < parts; ++p) ts.emplace_back([&fn, p] { fn(p); });
+  if (parts > 0) fn(std::size_t{0});
+  for (auto& t : ts) t.join();
+}
+
+// The kept payloads as (key, payload) pairs sorted by key (the ordered
+// maps' rebuilds), in rebuild_parts(threads) threads: each reads the keys of
+// a contiguous chunk of `kept` (the scan's slab order: one sequential pass
+// over the pool) and sorts its chunk in DRAM; the chunks are then merged
+// pairwise, the merges of one round in parallel. A comparator reading keys
+// from the pool would cost two random pool accesses per comparison.
+using Keyed = std::pair<std::int64_t, PBlk*>;
+inline std::vector<Keyed> sort_by_key(const std::vector<PBlk*>& kept, int threads) {
+  const std::size_t n = kept.size();
+  std::vector<Keyed> keyed(n);
+  const std::size_t parts = rebuild_parts(n, threads);
+  std::vector<std::size_t> bounds(parts + 1);
+  for (std::size_t i = 0; i <= parts; ++i) bounds[i] = n * i / parts;
+  const auto by_key = [](const Keyed& a, const Keyed& b) { return a.first < b.first; };
+  const auto at = [&](std::size_t i) { return keyed.begin() + static_cast<std::ptrdiff_t>(i); };
+  run_parts(parts, [&](std::size_t part) {
+    for (std::size_t i = bounds[part]; i < bounds[part + 1]; ++i)
+      keyed[i] = {static_cast<const KV*>(kept[i]->data())->key, kept[i]};
+    std::sort(at(bounds[part]), at(bounds[part + 1]), by_key);
+  });
+  if (parts == 1) return keyed;
+  std::vector<Keyed> other(n);
+  for (std::size_t width = 1; width < parts; width *= 2) {
+    // Round `width`: runs [lo, lo + width) and [lo + width, lo + 2 width)
+    // of chunks are merged into `other`; a run without a partner is copied.
+    const std::size_t pairs = (parts + 2 * width - 1) / (2 * width);
+    run_parts(std::min(pairs, parts), [&](std::size_t k) {
+      const std::size_t lo = k * 2 * width, mid = std::min(parts, lo + width), hi = std::min(parts, lo + 2 * width);
+      std::merge(at(bounds[lo]), at(bounds[mid]), at(bounds[mid]), at(bounds[hi]),
+                 other.begin() + static_cast<std::ptrdiff_t>(bounds[lo]), by_key);
+    });
+    keyed.swap(other);
+  }
+  return keyed;
+}
+
+// The first key of `keyed` (sorted) that appears twice, if any.
+inline std::optional<std::int64_t> duplicate_key(const std::vector<Keyed>& keyed) {
+  for (std::size_t i = 1; i < keyed.size(); ++i)
+    if (keyed[i].first == keyed[i - 1].first) return keyed[i].first;
+  return std::nullopt;
 }
 
 }  // namespace ferrite::montage::internal
