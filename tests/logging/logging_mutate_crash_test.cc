@@ -94,6 +94,7 @@ void expect_each_site_caught(const fc::SubjectInfo& s, fc::CampaignConfig cfg, s
                 static_cast<unsigned long long>(suppressed), r.seconds);
   }
 }
+// The same, on a registered subject.
 void expect_each_site_caught(const char* structure, const char* variant, const fc::CampaignConfig& cfg,
                              std::initializer_list<Site> sites) {
   expect_each_site_caught(subject(structure, variant), cfg, sites);
@@ -262,12 +263,13 @@ TEST(LoggingMutation, TheStoreModelsVerbsAreCaught) {
 
 // A region that meets the full log is rolled back in the run (abort_region;
 // LoggedFill, logged_fill.h: a log of 8 entries, half the fills overflow
-// it). Under x86 (and abstract): the old values' write-back (without it the
-// entries are invalidated over a region still visible); the invalidations'
-// write-back (without it an undone region's entry past the next region's
-// end stays live once that region is pruned, and recovery rolls a word back
-// to its value from before the undone fill: caught from 30 operations on);
-// and prune_durable's psync, the rollback's durable point (and a helper's).
+// it). Under abstract (x86 catches them too, slower): the old values'
+// write-back (without it the entries are invalidated over a region still
+// visible); the invalidations' write-back (without it an undone region's
+// entry past the next region's end stays live once that region is pruned,
+// and recovery rolls a word back to its value from before the undone fill:
+// caught from 30 operations on); and prune_durable's psync, the rollback's
+// durable point (and a helper's prune's).
 TEST(LoggingMutation, TheFullLogsRollbackSitesAreCaught) {
   fc::CampaignConfig cfg;
   cfg.model = "abstract";
