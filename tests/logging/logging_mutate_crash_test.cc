@@ -24,12 +24,14 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/sites.h"
+#include "logged_fill.h"
 
 namespace logging_mutate_crash_test {  // this file's names, apart in a unity build
 
 namespace fc = ferrite::crash;
 using ferrite::test::describe;
 using ferrite::test::subject;
+namespace fl = ferrite::logging;
 
 // "include/ferrite/logging/undo_log.h:LINE:VERB" of the line marked
 // `[site: marker]`.
@@ -51,12 +53,19 @@ struct Site {
   const char* verb;
 };
 
+// The full-log subject (logged_fill.h) of language L, instrumentation I.
+template <fl::Language L, fl::Instrumentation I>
+fc::SubjectInfo fill(const char* structure) {
+  using ferrite::test::logging::Fill;
+  return ferrite::test::logging::fill_subject<Fill<L, I>>(structure, "correct-small-log", false);
+}
+
 // The campaign `cfg` on `structure`/`variant` is clean unmutated; with each
 // site suppressed alone it fails (and the site was reached: a marker on a
 // line the campaign never executes would make the check vacuous).
-void expect_each_site_caught(const char* structure, const char* variant, fc::CampaignConfig cfg,
-                             std::initializer_list<Site> sites) {
-  const auto& s = subject(structure, variant);
+void expect_each_site_caught(const fc::SubjectInfo& s, fc::CampaignConfig cfg, std::initializer_list<Site> sites) {
+  const char* structure = s.structure.c_str();
+  const char* variant = s.variant.c_str();
   // A suppression outlives its campaign: clear it however this returns
   // (an ASSERT), so that no later test of the process runs mutated.
   struct Unsuppress {
@@ -84,6 +93,11 @@ void expect_each_site_caught(const char* structure, const char* variant, fc::Cam
                 cfg.mutate_sites[0].c_str(), static_cast<unsigned long long>(r.violations),
                 static_cast<unsigned long long>(suppressed), r.seconds);
   }
+}
+// The same, on a registered subject.
+void expect_each_site_caught(const char* structure, const char* variant, const fc::CampaignConfig& cfg,
+                             std::initializer_list<Site> sites) {
+  expect_each_site_caught(subject(structure, variant), cfg, sites);
 }
 
 // One thread, the x86 instrumentation under x86: a transaction's sites —
@@ -245,6 +259,60 @@ TEST(LoggingMutation, TheStoreModelsVerbsAreCaught) {
                           {{"strand-entry-barrier", "persist_barrier"},
                            {"strand-join", "join_strand"},
                            {"strand-order-prune-barrier", "persist_barrier"}});
+}
+
+// A region that meets the full log is rolled back in the run (abort_region;
+// LoggedFill, logged_fill.h: a log of 8 entries, half the fills overflow
+// it). Under abstract (x86 catches them too, slower): the old values'
+// write-back (without it the entries are invalidated over a region still
+// visible); the invalidations' write-back (without it an undone region's
+// entry past the next region's end stays live once that region is pruned,
+// and recovery rolls a word back to its value from before the undone fill:
+// caught from 30 operations on); and prune_durable's psync, the rollback's
+// durable point (and a helper's prune's).
+TEST(LoggingMutation, TheFullLogsRollbackSitesAreCaught) {
+  fc::CampaignConfig cfg;
+  cfg.model = "abstract";
+  cfg.ops = 30;
+  cfg.images = 2;
+  cfg.seed = 29;
+  cfg.pool_size = std::size_t{2} << 20;
+  expect_each_site_caught(fill<fl::Language::kTxn, fl::Instrumentation::kX86>("logging-txn-fill"), cfg,
+                          {{"abort-rollback-pwb", "pwb"},
+                           {"abort-invalidate-pwb", "pwb"},
+                           {"prune-durable-psync", "psync"}});
+}
+
+// prune_durable under the store models, the rollback's only durable point
+// between the old values and the invalidations there: HOPS's and HOPS+'s
+// dfence, the strand instrumentation's JoinStrand.
+TEST(LoggingMutation, TheFullLogsDurablePointIsCaughtUnderTheStoreModels) {
+  fc::CampaignConfig cfg;
+  cfg.ops = 12;
+  cfg.images = 2;
+  cfg.seed = 29;
+  cfg.pool_size = std::size_t{2} << 20;
+  cfg.model = "hops";
+  expect_each_site_caught(fill<fl::Language::kSfr, fl::Instrumentation::kHops>("logging-store-sfr-fill"), cfg,
+                          {{"prune-durable-dfence", "dfence"}});
+  cfg.model = "hops+";
+  expect_each_site_caught(fill<fl::Language::kAtlas, fl::Instrumentation::kHopsPlus>("logging-store-atlas-fill"), cfg,
+                          {{"prune-durable-dfence", "dfence"}});
+  cfg.model = "strand";
+  expect_each_site_caught(fill<fl::Language::kTxn, fl::Instrumentation::kStrand>("logging-store-txn-fill"), cfg,
+                          {{"prune-durable-join", "join_strand"}});
+}
+
+// The strand instrumentation's store to a word already logged in its
+// region (not logged again): its write-back, under x86 (TPC-C New-Order
+// stores a stock row twice). Without it the second update is never
+// written back before the region's end entry.
+TEST(LoggingMutation, TheStrandStoreToAWordLoggedInItsRegionIsCaught) {
+  fc::CampaignConfig cfg;
+  cfg.model = "x86";
+  cfg.ops = 10;
+  cfg.images = 2;
+  expect_each_site_caught("logging-txn-tpcc", "correct-strand", cfg, {{"strand-relogged-pwb", "pwb"}});
 }
 
 }  // namespace logging_mutate_crash_test

@@ -692,9 +692,25 @@ class Logger {
         else if (a < hi && lo < b) overlaps = true;
       }
       if (inside && fence) {
-        persist::persist_barrier();
+        // CRASH: this barrier's loss is not caught (docs/logging.md,
+        // "Mutation testing") and is benign under strand and x86 (the
+        // models the instrumentation claims). The word's first entry E1 in
+        // this region persists before this store U2 without it: E1's barrier
+        // orders E1 before the first update U1, and U1 before U2 (the same
+        // word: SPA, Eq. 3, under strand; under x86 a line persists a
+        // prefix of its stores, U1's write-back is an epoch after E1's and
+        // an eviction needs the current epoch). So a region left
+        // incomplete is rolled back to E1's value whatever else persisted,
+        // and a complete one's end entry follows joined's JoinStrand over
+        // all its strands. What the barrier adds, the strand's earlier
+        // stores (a fresh node's init, the owner's prune of a complete
+        // region) before U2, shows only in an undone region, where U2 is
+        // undone and a node it linked unreachable.
+        persist::persist_barrier();  // [site: strand-relogged-barrier]
         persist::store(addr, v);
-        persist::pwb(addr, sizeof(T));
+        persist::pwb(addr, sizeof(T));  // [site: strand-relogged-pwb]
+        // CRASH: as write's NewStrand below, never caught by construction
+        // (Eq. 1: without it the model allows fewer images, not more).
         persist::new_strand();
         return;
       }
@@ -943,7 +959,7 @@ class Logger {
         if (detail::type_of(e) != EntryType::kStore) continue;
         void* dst = reinterpret_cast<void*>(e.addr);
         persist::store_bytes(dst, e.value, detail::size_of(e));
-        if (writes_back()) persist::pwb(dst, detail::size_of(e));
+        if (writes_back()) persist::pwb(dst, detail::size_of(e));  // [site: abort-rollback-pwb]
       }
       // PERSIST: the old values are durable before any entry describing
       // them is invalidated (as recovery's step 3 before step 4). Without
@@ -953,7 +969,7 @@ class Logger {
       for (std::uint64_t q = s.tail; q-- > s.region;) {
         LogEntry* e = &s.log->entries[q % cap];
         persist::store(&e->meta, std::uint64_t{0});
-        if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);
+        if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: abort-invalidate-pwb]
         // CRASH: newest first, each durable before the next: a crash here
         // leaves the region's older entries live and incomplete, whose
         // rollback by recovery writes the old values again (idempotent).
@@ -1211,10 +1227,10 @@ class Logger {
   // orders only the owner's stores. (Also the durable point of abort_region.)
   void prune_durable() {
     switch (opt_.instrumentation) {
-      case Instrumentation::kX86: persist::psync(); break;
+      case Instrumentation::kX86: persist::psync(); break;  // [site: prune-durable-psync]
       case Instrumentation::kHops:
-      case Instrumentation::kHopsPlus: persist::dfence(); break;
-      case Instrumentation::kStrand: persist::join_strand(); break;
+      case Instrumentation::kHopsPlus: persist::dfence(); break;  // [site: prune-durable-dfence]
+      case Instrumentation::kStrand: persist::join_strand(); break;  // [site: prune-durable-join]
     }
   }
 
