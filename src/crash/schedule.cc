@@ -54,6 +54,7 @@ Scheduler::Scheduler(Mode mode, int threads, std::uint64_t seed, int depth, std:
                      std::vector<std::uint8_t> replay)
     : mode_(mode),
       threads_(threads),
+      cvs_(new std::condition_variable[static_cast<std::size_t>(threads)]),
       waiting_(static_cast<std::size_t>(threads), 0),
       done_(static_cast<std::size_t>(threads), 0),
       own_events_(static_cast<std::size_t>(threads), 0),
@@ -99,7 +100,7 @@ void Scheduler::spin_hook() {
   if (!s->pass(tid, 3)) return;
   std::lock_guard<std::mutex> lk(s->mu_);
   s->record_locked(tid, kSpin);
-  s->cv_.notify_all();
+  s->wake_locked();
 }
 
 void Scheduler::record_locked(int tid, std::uint8_t flags) {
@@ -110,6 +111,26 @@ void Scheduler::record_locked(int tid, std::uint8_t flags) {
   }
   in_flight_ = false;
   last_event_ = last_issue_ = Clock::now();
+}
+
+void Scheduler::wake_locked() {
+  if (gave_up()) {  // every waiter returns
+    for (int t = 0; t < threads_; ++t) cvs_[static_cast<std::size_t>(t)].notify_one();
+    return;
+  }
+  if (granted_ >= 0) {  // only the granted thread can move
+    cvs_[static_cast<std::size_t>(granted_)].notify_one();
+    return;
+  }
+  if (in_flight_ || at_point_) return;  // nobody can be granted until the event that ends them
+  // A grant is to be made: one waiting thread chooses — the poller if there
+  // is one, else the first waiting. (Every thread with waiting_ set is
+  // inside pass()'s wait: it sets and clears the flag under mu_, which it
+  // releases only there.) If the choice must wait, that thread polls.
+  int w = poller_;
+  for (int t = 0; w < 0 && t < threads_; ++t)
+    if (waiting_[static_cast<std::size_t>(t)] != 0) w = t;
+  if (w >= 0) cvs_[static_cast<std::size_t>(w)].notify_one();
 }
 
 void Scheduler::turnstile(void* self) {
@@ -124,7 +145,7 @@ void Scheduler::turnstile(void* self) {
 void Scheduler::note_stall_locked() {
   if (++stalls_ < kMaxStalls) return;
   gave_up_.store(true, std::memory_order_relaxed);
-  cv_.notify_all();
+  wake_locked();
 }
 
 void Scheduler::arrive(int tid) {
@@ -154,7 +175,7 @@ void Scheduler::op_start(int tid) {
   // No verb follows this grant: the operation start is its own event.
   std::lock_guard<std::mutex> lk(mu_);
   record_locked(tid, kOpStart);
-  cv_.notify_all();
+  wake_locked();
 }
 
 std::string Scheduler::prefix(std::uint64_t k) const {
@@ -225,7 +246,8 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
   waiting_[me] = kind;
   arriving_[me].store(0, std::memory_order_seq_cst);
   last_event_ = Clock::now();
-  cv_.notify_all();
+  // An arrival is an event: this thread itself chooses below if a grant is
+  // to be made (no other waiter needs waking for it).
   // Every change but one is notified (arrivals, grants, verbs, points done,
   // finished threads, giving up). The exception is a thread between points
   // falling asleep in the kernel, which only /proc shows, and the stall
@@ -236,10 +258,13 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
   constexpr auto kPollMin = std::chrono::microseconds(50), kPollMax = std::chrono::microseconds(800);
   auto poll = kPollMin;
   auto seen = last_event_;
+  // A poller that leaves (granted, or the scheduler gave up) needs no
+  // successor now: the grant it leaves with is in flight until its event
+  // (issued/point_done, a spin retry, an operation start), whose
+  // wake_locked() wakes a waiter to choose, which becomes the poller if the
+  // choice must wait.
   auto leave_polling = [&] {
-    if (poller_ != tid) return;
-    poller_ = -1;
-    cv_.notify_all();  // a waiter that still needs a poller takes over
+    if (poller_ == tid) poller_ = -1;
   };
   for (;;) {
     if (granted_ == tid) break;
@@ -254,8 +279,8 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
       if (c >= 0) {
         granted_ = c;
         in_flight_ = true;
-        cv_.notify_all();
         if (c == tid) break;
+        wake_locked();  // the granted thread
       } else {
         undecided = true;
       }
@@ -266,11 +291,11 @@ bool Scheduler::pass(int tid, std::uint8_t kind) {
         seen = last_event_;
         poll = kPollMin;
       }
-      cv_.wait_for(lk, poll);
+      cvs_[me].wait_for(lk, poll);
       poll = std::min(poll * 2, kPollMax);
     } else {
       leave_polling();
-      cv_.wait(lk);
+      cvs_[me].wait(lk);
     }
   }
   leave_polling();
@@ -298,7 +323,7 @@ void Scheduler::issued(std::uint64_t) {
     change_at_.erase(change_at_.begin());
     priority_[static_cast<std::size_t>(tid)] = --lowest_;
   }
-  cv_.notify_all();
+  wake_locked();
 }
 
 void Scheduler::point_done() {
@@ -307,7 +332,7 @@ void Scheduler::point_done() {
   if (!at_point_) return;
   at_point_ = false;
   last_event_ = Clock::now();  // the stall limit counts from here
-  cv_.notify_all();
+  wake_locked();
 }
 
 void Scheduler::finish(int tid) {
@@ -316,7 +341,7 @@ void Scheduler::finish(int tid) {
   done_[static_cast<std::size_t>(tid)] = 1;
   arriving_[static_cast<std::size_t>(tid)].store(0, std::memory_order_seq_cst);
   last_event_ = Clock::now();
-  cv_.notify_all();
+  wake_locked();
 }
 
 std::string Scheduler::encode(const std::vector<std::uint8_t>& order, std::size_t n) {

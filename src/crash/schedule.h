@@ -113,7 +113,12 @@ class Scheduler {
   const Mode mode_;
   const int threads_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  // One condition variable per workload thread, each waited on only by its
+  // thread in pass(): wake_locked() wakes the one thread that can act on a
+  // change, not all of them (wake-ups are context switches, dear under a
+  // hypervisor).
+  std::unique_ptr<std::condition_variable[]> cvs_;
+  void wake_locked();
   void record_locked(int tid, std::uint8_t flags);
   std::vector<std::uint8_t> waiting_, done_;  // waiting_: 0, 1 verb, 2 operation start, 3 spin
   // Spin eligibility: moves (events other than spin retries), in all and
