@@ -473,7 +473,7 @@ class SplitOrderedMap {
     while (size < kMaxBuckets && size * max_load_ < kept.size()) size *= 2;
     const std::size_t n = kept.size() + size;
     std::vector<Node*> nodes(n);
-    const std::size_t parts = std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, n / 1024));
+    const std::size_t parts = internal::rebuild_parts(n, threads);
     std::vector<std::size_t> bounds(parts + 1);
     for (std::size_t i = 0; i <= parts; ++i) bounds[i] = n * i / parts;
     auto make_and_sort = [&](std::size_t part) {
@@ -483,12 +483,7 @@ class SplitOrderedMap {
       std::sort(nodes.begin() + static_cast<std::ptrdiff_t>(bounds[part]),
                 nodes.begin() + static_cast<std::ptrdiff_t>(bounds[part + 1]), before);
     };
-    {
-      std::vector<std::thread> ts;
-      for (std::size_t part = 1; part < parts; ++part) ts.emplace_back(make_and_sort, part);
-      make_and_sort(0);
-      for (auto& t : ts) t.join();
-    }
+    internal::run_parts(parts, make_and_sort);
     for (std::size_t width = 1; width < parts; width *= 2)
       for (std::size_t lo = 0; lo + width < parts; lo += 2 * width)
         std::inplace_merge(nodes.begin() + static_cast<std::ptrdiff_t>(bounds[lo]),
