@@ -11,7 +11,18 @@ PRESET ?= release
 setup:
 	@bash scripts/setup.sh
 
+# The presets build with Ninja (it compiles a test's files while the
+# libraries it links are still compiling, where Make waits for each target
+# to finish: measured below). A build directory configured by an older
+# checkout for Make is reconfigured, not refused: CMake will not switch the
+# generator of an existing cache.
+fresh_generator = @if [ -f build/$(1)/CMakeCache.txt ] && \
+  ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' build/$(1)/CMakeCache.txt; then \
+  echo "make: build/$(1) was configured for another generator; reconfiguring it for Ninja" >&2; \
+  rm -rf build/$(1)/CMakeCache.txt build/$(1)/CMakeFiles; fi
+
 configure: setup
+	$(call fresh_generator,$(PRESET))
 	@cmake --preset $(PRESET) >/dev/null
 
 build: configure
@@ -43,6 +54,7 @@ test: build
 # test (PBCorrectVariants, 8 campaigns): 16 MiB -> 4 MiB took its page
 # faults from 360k to 211k and its CPU time from 36-42 s to 27-32 s.
 asan: setup
+	$(call fresh_generator,asan)
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
 
@@ -53,6 +65,7 @@ test-asan: asan
 # TSan: the tests labelled tsan (stress, and the unit tests of sync, pmem and
 # baselines; CMakeLists.txt), built and run alone.
 tsan: setup
+	$(call fresh_generator,tsan)
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan -j $(JOBS) --target tests_tsan
 

@@ -2,7 +2,7 @@
 # Installs the Debian packages Ferrite needs when any is missing.
 # Idempotent: silent and fast (one dpkg query) when everything is present.
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config lld libgtest-dev libgmock-dev libbenchmark-dev
+PKGS=(build-essential cmake ninja-build pkg-config lld libgtest-dev libgmock-dev libbenchmark-dev
       libcli11-dev nlohmann-json3-dev libfmt-dev libpmem-dev libpmemobj-dev libcds-dev libtbb-dev
       python3 python3-matplotlib)
 missing=()

@@ -184,7 +184,7 @@ Farm::Farm(const SubjectInfo& info, const CampaignConfig& cfg) : info_(info), cf
 // worker whose memory a recovery corrupted may stop mid-message).
 void Farm::guard(int fd) const {
   timeval tv{};
-  tv.tv_sec = cfg_.recovery_timeout_s + 5;
+  tv.tv_sec = static_cast<time_t>(cfg_.recovery_timeout_s) + 5;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
@@ -273,7 +273,8 @@ std::vector<Verdict> Farm::check(const Job& job) {
   // Watchdog: a worker that sends nothing for this long is killed (a
   // recovery may have scribbled over its memory and left it waiting for a
   // job it never got). Its alarm catches an ordinary hang much sooner.
-  const auto patience = std::chrono::seconds(cfg_.recovery_timeout_s + 5);
+  const auto patience =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg_.recovery_timeout_s + 5));
   std::vector<Clock::time_point> heard(nw, Clock::now());
   std::vector<bool> killed(nw, false);
   std::vector<pollfd> pfds(nw);
@@ -325,7 +326,7 @@ std::vector<Verdict> Farm::check(const Job& job) {
         std::string death;
         replace(s, &death);
         if (killed[s])
-          death = "stopped answering for " + std::to_string(patience.count()) +
+          death = "stopped answering for " + std::to_string(std::chrono::duration_cast<std::chrono::seconds>(patience).count()) +
                   " s and was killed (a recovery may have corrupted its memory)";
         else if (garbled)
           death = "sent a garbled answer and was killed (a recovery may have corrupted its memory)";

@@ -59,6 +59,8 @@ Scheduler::Scheduler(Mode mode, int threads, std::uint64_t seed, int depth, std:
       done_(static_cast<std::size_t>(threads), 0),
       own_events_(static_cast<std::size_t>(threads), 0),
       others_seen_(static_cast<std::size_t>(threads), 0),
+      spin_streak_(static_cast<std::size_t>(threads), 0),
+      spin_need_(static_cast<std::size_t>(threads), 1),
       priority_(static_cast<std::size_t>(threads), 0),
       os_tid_(static_cast<std::size_t>(threads), 0),
       arriving_(new std::atomic<std::uint8_t>[static_cast<std::size_t>(threads)]),
@@ -95,7 +97,16 @@ void Scheduler::spin_hook() {
     // (Another spinner's retry is not a move: two spinners that counted each
     // other's retries would take turns forever while the thread they both
     // wait for waits at a point.)
-    s->others_seen_[static_cast<std::size_t>(tid)] = s->moves_ - s->own_events_[static_cast<std::size_t>(tid)];
+    const auto i = static_cast<std::size_t>(tid);
+    s->others_seen_[i] = s->moves_ - s->own_events_[i];
+    // Back-off: the n-th retry in a row waits for min(2^(n-1), 8) moves of
+    // the others (1, 2, 4, 8, 8, ...), as a real spinner's reads thin out
+    // against a long critical section. Each retry is a hand-off between two
+    // threads — two context switches — and a thread waiting out another's
+    // whole operation retried after every verb of it (Romulus with 3
+    // threads: as many retries as verbs). The rule depends on the schedule
+    // alone, so replays stay exact.
+    s->spin_need_[i] = std::uint64_t{1} << std::min<std::uint64_t>(s->spin_streak_[i]++, 3);
   }
   if (!s->pass(tid, 3)) return;
   std::lock_guard<std::mutex> lk(s->mu_);
@@ -108,6 +119,7 @@ void Scheduler::record_locked(int tid, std::uint8_t flags) {
   if ((flags & kSpin) == 0) {
     ++moves_;
     ++own_events_[static_cast<std::size_t>(tid)];
+    spin_streak_[static_cast<std::size_t>(tid)] = 0;  // it moved: its next retry is a first one
   }
   in_flight_ = false;
   last_event_ = last_issue_ = Clock::now();
@@ -223,7 +235,8 @@ int Scheduler::choose_locked() {
     for (int t = 0; t < threads_; ++t) {
       const auto i = static_cast<std::size_t>(t);
       if (waiting_[i] == 0) continue;
-      if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] <= others_seen_[i]) continue;
+      if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] < others_seen_[i] + spin_need_[i])
+        continue;
       const bool take = mode_ == Mode::kRandom
                             ? (rng_ = wire::mix(rng_)) % static_cast<std::uint64_t>(++n) == 0
                             : best < 0 || priority_[i] > priority_[static_cast<std::size_t>(best)];

@@ -21,7 +21,9 @@
 //           waiting at a point the highest-priority one goes next; at
 //           `depth - 1` verb numbers drawn from the seed the thread that
 //           issued that verb drops to the lowest priority. A spinner goes
-//           again only after another thread moved.
+//           again only after another thread moved — after 1, 2, 4, then 8
+//           moves of the others for its 1st, 2nd, 3rd, 4th and later
+//           retries in a row (a back-off).
 //   random  at every point, one of the waiting threads drawn uniformly from
 //           the seed (with the same spinner rule): many short preemptions,
 //           where pct makes few — it finds races that need a thread to be
@@ -125,6 +127,9 @@ class Scheduler {
   // per thread; others_seen_: the other threads' moves at a spinner's retry.
   std::uint64_t moves_ = 0;
   std::vector<std::uint64_t> own_events_, others_seen_;
+  // A spinner's retries in a row (reset when it moves), and the others'
+  // moves its next retry waits for (spin_hook's back-off).
+  std::vector<std::uint64_t> spin_streak_, spin_need_;
   std::vector<std::int64_t> priority_;
   std::vector<long> os_tid_;  // the workload threads' kernel ids (0: not arrived yet)
   std::unique_ptr<std::atomic<std::uint8_t>[]> arriving_;

@@ -3,10 +3,12 @@
 
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace ferrite::crash::wire {
@@ -181,10 +183,25 @@ int wait_child(pid_t pid) {
   return status;
 }
 
-std::string describe_status(int status, int timeout_s) {
+void arm_alarm(double seconds) {
+  itimerval t{};
+  if (seconds > 0) {
+    const auto us = static_cast<long long>(seconds * 1e6);
+    t.it_value.tv_sec = static_cast<time_t>(us / 1000000);
+    t.it_value.tv_usec = static_cast<suseconds_t>(us % 1000000);
+    if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
+  }
+  ::setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+std::string describe_status(int status, double timeout_s) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (sig == SIGALRM) return "hung (no answer within " + std::to_string(timeout_s) + " s)";
+    if (sig == SIGALRM) {
+      char s[32];
+      std::snprintf(s, sizeof s, "%g", timeout_s);
+      return "hung (no answer within " + std::string(s) + " s)";
+    }
     return std::string("crashed: ") + strsignal(sig);
   }
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));

@@ -123,7 +123,10 @@ bool write_all(int fd, const void* p, std::size_t n);
 // waitpid, retried on EINTR; the status.
 int wait_child(pid_t pid);
 // "killed by Segmentation fault", "exited with status 3", "hung (...)"
-std::string describe_status(int status, int timeout_s);
+std::string describe_status(int status, double timeout_s);
+// alarm(2) to the microsecond: SIGALRM after `seconds` of wall clock (0:
+// disarm). The hang limit of a recovery (CampaignConfig::recovery_timeout_s).
+void arm_alarm(double seconds);
 
 // splitmix64 finalizer: the campaign's deterministic hash.
 inline std::uint64_t mix(std::uint64_t x) {

@@ -182,9 +182,14 @@ TEST_P(MirrorBroken, IsCaughtUnderEveryModel) {
     if (p.threads > 1) cfg.crash_points = scaled(400, 150);
     cfg.stop_after_violations = 1;
     // A broken recovery can leave the replicas inconsistent so that a CAS
-    // spins forever (Fig. 4 l.29 never holds): a hang is a violation too;
-    // 2 s is plenty for a 60-node recovery and 8 operations.
-    cfg.recovery_timeout_s = 2;
+    // spins forever (Fig. 4 l.29 never holds): a hang is a violation too.
+    // An image (a 60-node recovery, 8 operations, the check) takes well
+    // under a millisecond, under ASan too; 1 s is its limit, so each hang
+    // costs a second (at 2 s the recover-no-trace tests spent ~10 s each
+    // waiting). Not less: at 0.5 s, with a link running beside it, a hang
+    // test of the farm took 27 s instead of 2 in some runs (see
+    // docs/crash.md, "Worker deaths").
+    cfg.recovery_timeout_s = 1;
     auto r = ferrite::test::catch_with_seeds(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;

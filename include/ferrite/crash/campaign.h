@@ -91,7 +91,9 @@ struct CampaignConfig {
   // broken variants, where one violation is the verdict: the rest of the
   // workload runs without crash points.
   std::uint64_t stop_after_violations = 0;
-  int recovery_timeout_s = 20;       // a recovery running longer "hangs"
+  // A recovery running longer "hangs" (wall clock; fractions allowed: a
+  // test that expects a hang can wait a fraction of a second for it).
+  double recovery_timeout_s = 20;
   // The persistency model (crash/model.h): "abstract" or "x86".
   std::string model = "abstract";
   // Checking processes (0: one per online core).
