@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -427,6 +428,11 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     std::string known;
     for (const auto& m : model_names()) known += (known.empty() ? "" : ", ") + m;
     throw std::invalid_argument("crash campaign: unknown persistency model '" + cfg.model + "' (known: " + known + ")");
+  }
+  if (cfg.crash_create) {
+    const auto stores = store_model_names();
+    if (std::find(stores.begin(), stores.end(), cfg.model) != stores.end())
+      throw std::invalid_argument(crash_create_needs_writeback(cfg.model));
   }
   if (cfg.instance_threads < 0 || cfg.instance_threads > 64)
     throw std::invalid_argument("crash campaign: instance threads must be in [0, 64]");

@@ -103,6 +103,12 @@ std::vector<std::string> writeback_model_names() { return {"abstract", "x86"}; }
 
 std::vector<std::string> store_model_names() { return {"hops", "hops+", "strand"}; }
 
+std::string crash_create_needs_writeback(std::string_view model) {
+  return "crash campaign: crashes during creation need a write-back model (abstract or x86): pool and structure "
+         "creation persist through pwb and psync, which the store model '" +
+         std::string(model) + "' does not execute (it persists annotated stores only)";
+}
+
 CrashState capture_state(const Machine& m, const ModelRun& run, std::string_view model, std::uint64_t k) {
   CrashState cs;
   cs.model = std::string(model);

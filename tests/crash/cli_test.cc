@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "common/process.h"
+#include "ferrite/crash/campaign.h"
 
 namespace cli_test {  // this file's names, apart in a unity build
 
@@ -58,6 +60,31 @@ TEST(CrashtestCli, ExitCodesAndJson) {
   ASSERT_EQ(sampled.code, 0) << sampled.output;
   EXPECT_GT(nlohmann::json::parse(sampled.output)["create_points"].get<int>(), 0) << sampled.output;
   EXPECT_EQ(run("").code, 2);
+}
+
+// Creation persists through pwb/psync, which the store models do not
+// execute: --crash-create under one is a usage error that says so (it was
+// thousands of "no header slot verifies" violations), under every model a
+// variant claims too; the write-back models still take it.
+TEST(CrashtestCli, CrashCreateUnderAStoreModelIsAUsageError) {
+  auto run = [](const std::string& args) { return ferrite::test::run_cli("crashtest " + args); };  // with stderr
+  for (const char* m : {"hops", "hops+", "strand"}) {
+    auto r = run(std::string("--structure logging-txn-queue --ops 4 --images 1 --crash-create --model ") + m);
+    EXPECT_EQ(r.code, 2) << m << ": " << r.output;
+    EXPECT_NE(r.output.find("write-back model"), std::string::npos) << r.output;
+  }
+  auto all = run("--structure logging-store-txn-queue --variant correct-strand --ops 4 --images 1 --crash-create --model all");
+  EXPECT_EQ(all.code, 2) << all.output;
+  EXPECT_NE(all.output.find("--model abstract or x86"), std::string::npos) << all.output;
+  auto x86 = run("--structure logging-txn-queue --ops 4 --images 1 --crash-create --create-crash-points 4 --model x86");
+  EXPECT_EQ(x86.code, 0) << x86.output;
+  // The library says the same to a program that calls it.
+  const auto* s = ferrite::crash::find_subject("logging-txn-queue", "correct");
+  ASSERT_NE(s, nullptr);
+  ferrite::crash::CampaignConfig cfg;
+  cfg.crash_create = true;
+  cfg.model = "hops";
+  EXPECT_THROW(ferrite::crash::run_campaign(*s, cfg), std::invalid_argument);
 }
 
 }  // namespace
