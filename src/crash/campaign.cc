@@ -429,11 +429,8 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
     for (const auto& m : model_names()) known += (known.empty() ? "" : ", ") + m;
     throw std::invalid_argument("crash campaign: unknown persistency model '" + cfg.model + "' (known: " + known + ")");
   }
-  if (cfg.crash_create) {
-    const auto stores = store_model_names();
-    if (std::find(stores.begin(), stores.end(), cfg.model) != stores.end())
-      throw std::invalid_argument(crash_create_needs_writeback(cfg.model));
-  }
+  if (cfg.crash_create)
+    if (auto why = crash_create_needs_writeback(cfg.model); !why.empty()) throw std::invalid_argument(why);
   if (cfg.instance_threads < 0 || cfg.instance_threads > 64)
     throw std::invalid_argument("crash campaign: instance threads must be in [0, 64]");
   // Before the farm forks: its workers inherit the suppression (and record

@@ -104,6 +104,8 @@ std::vector<std::string> writeback_model_names() { return {"abstract", "x86"}; }
 std::vector<std::string> store_model_names() { return {"hops", "hops+", "strand"}; }
 
 std::string crash_create_needs_writeback(std::string_view model) {
+  const auto stores = store_model_names();
+  if (std::find(stores.begin(), stores.end(), model) == stores.end()) return {};
   return "crash campaign: crashes during creation need a write-back model (abstract or x86): pool and structure "
          "creation persist through pwb and psync, which the store model '" +
          std::string(model) + "' does not execute (it persists annotated stores only)";

@@ -60,7 +60,6 @@ Scheduler::Scheduler(Mode mode, int threads, std::uint64_t seed, int depth, std:
       own_events_(static_cast<std::size_t>(threads), 0),
       others_seen_(static_cast<std::size_t>(threads), 0),
       spin_streak_(static_cast<std::size_t>(threads), 0),
-      spin_need_(static_cast<std::size_t>(threads), 1),
       priority_(static_cast<std::size_t>(threads), 0),
       os_tid_(static_cast<std::size_t>(threads), 0),
       arriving_(new std::atomic<std::uint8_t>[static_cast<std::size_t>(threads)]),
@@ -106,7 +105,7 @@ void Scheduler::spin_hook() {
     // whole operation retried after every verb of it (Romulus with 3
     // threads: as many retries as verbs). The rule depends on the schedule
     // alone, so replays stay exact.
-    s->spin_need_[i] = std::uint64_t{1} << std::min<std::uint64_t>(s->spin_streak_[i]++, 3);
+    ++s->spin_streak_[i];  // choose_locked: spin_need()
   }
   if (!s->pass(tid, 3)) return;
   std::lock_guard<std::mutex> lk(s->mu_);
@@ -235,7 +234,7 @@ int Scheduler::choose_locked() {
     for (int t = 0; t < threads_; ++t) {
       const auto i = static_cast<std::size_t>(t);
       if (waiting_[i] == 0) continue;
-      if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] < others_seen_[i] + spin_need_[i])
+      if (spinners_need_progress && waiting_[i] == 3 && moves_ - own_events_[i] < others_seen_[i] + spin_need(i))
         continue;
       const bool take = mode_ == Mode::kRandom
                             ? (rng_ = wire::mix(rng_)) % static_cast<std::uint64_t>(++n) == 0

@@ -47,6 +47,7 @@
 // run.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -127,9 +128,12 @@ class Scheduler {
   // per thread; others_seen_: the other threads' moves at a spinner's retry.
   std::uint64_t moves_ = 0;
   std::vector<std::uint64_t> own_events_, others_seen_;
-  // A spinner's retries in a row (reset when it moves), and the others'
-  // moves its next retry waits for (spin_hook's back-off).
-  std::vector<std::uint64_t> spin_streak_, spin_need_;
+  // A spinner's retries in a row (reset when it moves); its next retry
+  // waits for spin_need() moves of the others (spin_hook's back-off).
+  std::vector<std::uint64_t> spin_streak_;
+  std::uint64_t spin_need(std::size_t i) const {
+    return std::uint64_t{1} << std::min<std::uint64_t>(spin_streak_[i] > 0 ? spin_streak_[i] - 1 : 0, 3);
+  }
   std::vector<std::int64_t> priority_;
   std::vector<long> os_tid_;  // the workload threads' kernel ids (0: not arrived yet)
   std::unique_ptr<std::atomic<std::uint8_t>[]> arriving_;

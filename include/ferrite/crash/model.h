@@ -181,11 +181,11 @@ std::vector<std::string> model_names();
 std::vector<std::string> writeback_model_names();
 // The store models ("hops", "hops+", "strand"): annotated stores persist.
 std::vector<std::string> store_model_names();
-// Why a campaign cannot crash pool and structure creation under the store
-// model `model`: creation persists through pwb and psync, which a store
-// model does not execute (it persists annotated stores only), so every
-// image of a crash inside creation would hold a pool that never was
-// durable. (run_campaign throws std::invalid_argument with this text.)
+// Empty under a write-back model; under a store model, why a campaign can't
+// crash pool and structure creation: creation persists through pwb/psync,
+// which a store model does not execute (it persists annotated stores only),
+// so every image of a crash inside creation would hold a pool that never
+// was durable. (run_campaign throws std::invalid_argument with this text.)
 std::string crash_create_needs_writeback(std::string_view model);
 
 // A store model with one of its rules removed (Model::rules() names them),
