@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "adapter.h"
+#include "logging_options.h"
 #include "ferrite/logging/array_swap.h"
 #include "ferrite/logging/handoff.h"
 #include "ferrite/logging/kv_store.h"
@@ -325,7 +326,15 @@ struct Logged {
   // (docs/logging.md, "Deviations"). Bench (a keyed run): 4096; crash
   // campaigns: 1024 (the library's default is 256).
   static fl::LoggerOptions options(const Setup& s) {
-    return {.language = L, .instrumentation = I, .faults = F, .capacity = s.key_range > 0 ? 4096u : 1024u};
+    // ATLAS / SFR: batched commits when a tool set --commit-batch
+    // (logging_options.h); a transaction commits at its end.
+    const std::size_t batch =
+        L == fl::Language::kTxn ? 1 : logging_commit_batch().load(std::memory_order_relaxed);  // relaxed: set before
+    return {.language = L,
+            .instrumentation = I,
+            .faults = F,
+            .capacity = s.key_range > 0 ? 4096u : 1024u,
+            .commit_batch = batch};
   }
   static Handle create(pmem::Pool* pool, const Setup& s) { return T::make(*pool, s, options(s)); }
   static Handle attach(pmem::Pool& pool, const Setup& s) { return create(&pool, s); }

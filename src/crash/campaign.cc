@@ -399,7 +399,7 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   if (cfg.instance_threads > cfg.threads) c += " --instance-threads " + std::to_string(cfg.instance_threads);
   if (cfg.dirty_heap) c += " --dirty-heap";
   for (const auto& m : cfg.mutate_sites) c += " --mutate-site " + m;
-
+  if (!cfg.replay_extra.empty()) c += " " + cfg.replay_extra;
   return c + " --replay " + std::to_string(k) + ":" + std::to_string(image);
 }
 

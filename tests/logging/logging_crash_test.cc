@@ -15,14 +15,18 @@
 
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "adapters/logging_options.h"
 #include "campaign_checks.h"
+#include "undo_log_sites.h"
 #include "common/models.h"
 #include "common/sanitizer.h"
 #include "common/scale.h"
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
+#include "ferrite/crash/sites.h"
 
 namespace logging_crash_test {  // this file's names, apart in a unity build
 
@@ -127,6 +131,87 @@ TEST_P(LoggingCrash, EveryBrokenVariantIsCaught) {
   if (std::string(GetParam()).ends_with("-queue")) {
     EXPECT_EQ(variants, 2) << "no-log-fence and no-barrier";
   }
+}
+
+// Batched commits (LoggerOptions::commit_batch, `--commit-batch`): ATLAS
+// and SFR regions pruned four at a time after the unlock, one batch's three
+// ordering points for all four. Every crash point of a 1-thread run under
+// every claimed model (write-back and store models; the campaigns above run
+// commit_batch 1), sampled 3-thread runs, and the batch's ordering point
+// suppressed (order_prune: every end entry invalidated with the other
+// entries, unordered) caught; site_of finds the site's line in undo_log.h
+// under FERRITE_SOURCE_DIR (which CMake defines for this file).
+class BatchedCommits : public ::testing::Test {
+ protected:
+  void SetUp() override { ferrite::adapters::logging_commit_batch().store(4); }
+  void TearDown() override { ferrite::adapters::logging_commit_batch().store(1); }
+};
+
+TEST_F(BatchedCommits, SurviveEveryCrashPointOfASingleThreadRunUnderEveryClaimedModel) {
+  const std::pair<const char*, const char*> subjects[] = {
+      {"logging-atlas-queue", "correct"},          {"logging-sfr-queue", "correct-strand"},
+      {"logging-store-atlas-queue", "correct-hops"}, {"logging-store-sfr-queue", "correct-hops+"},
+      {"logging-store-sfr-queue", "correct-strand"}};
+  for (const auto& [name, variant] : subjects) {
+    const auto& s = subject(name, variant);
+    for (const auto& model : ferrite::test::claimed_models(s)) {
+      cr::CampaignConfig cfg;
+      cfg.model = model;
+      cfg.ops = scaled<std::size_t>(12, 9);  // three batches (two at a tenth)
+      cfg.images = 4;
+      cfg.seed = 37;
+      cfg.pool_size = std::size_t{2} << 20;
+      const auto r = cr::run_campaign(s, cfg);
+      expect_clean(r, std::string(name) + "/" + variant + " commit batch 4 [" + model + "]");
+      EXPECT_EQ(r.crash_points, r.verbs + 1);
+      std::printf("[logging-batch] %s/%s 1 thread [%s]: %zu ops, %llu crash points, %llu images, 0/0\n", name, variant,
+                  model.c_str(), cfg.ops, ull(r.crash_points), ull(r.images_checked));
+    }
+  }
+}
+
+TEST_F(BatchedCommits, SurviveSampledCrashesOfThreeThreadRuns) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  const std::tuple<const char*, const char*, const char*> runs[] = {
+      {"logging-atlas-handoff", "correct", "x86"},  // early releases: regions deferred behind others
+      {"logging-sfr-map", "correct", "abstract"},
+      {"logging-store-atlas-swap", "correct-strand", "strand"},
+      {"logging-store-atlas-tpcc", "correct-hops", "hops"}};
+  for (const auto& [name, variant, model] : runs) {
+    cr::CampaignConfig cfg;
+    cfg.model = model;
+    cfg.threads = 3;
+    cfg.ops = 60;
+    cfg.images = 4;
+    cfg.crash_points = scaled<std::size_t>(150, 30);
+    cfg.seed = 43;
+    cfg.pool_size = std::size_t{2} << 20;
+    const auto r = cr::run_campaign(subject(name, variant), cfg);
+    expect_clean(r, std::string(name) + "/" + variant + " 3 threads, commit batch 4 [" + model + "]");
+    std::printf("[logging-batch] %s/%s 3 threads [%s]: %llu crash points, %llu images, 0/0\n", name, variant, model,
+                ull(r.crash_points), ull(r.images_checked));
+  }
+}
+
+TEST_F(BatchedCommits, ABatchWithoutItsOrderingPointIsCaught) {
+  struct Unsuppress {
+    ~Unsuppress() { cr::sites::set_suppressed({}); }
+  } unsuppress;
+  cr::CampaignConfig cfg;
+  cfg.model = "x86";
+  cfg.ops = 12;
+  cfg.images = 4;
+  cfg.seed = 37;
+  cfg.pool_size = std::size_t{2} << 20;
+  cfg.stop_after_violations = 1;
+  cfg.mutate_sites = {ferrite::test::logging::site_of("order-prune-pfence", "pfence")};
+  cr::sites::clear_hits();
+  const auto r = cr::run_campaign(subject("logging-atlas-queue", "correct"), cfg);
+  ASSERT_TRUE(r.error.empty()) << r.error;
+  EXPECT_GT(cr::sites::suppressed_count(), 0u) << "the site was never reached";
+  EXPECT_GE(r.violations, 1u) << "a batch pruned without its ordering point went unnoticed" << describe(r);
+  std::printf("[logging-batch] order-prune-pfence suppressed, commit batch 4: %llu violation(s) in %llu crash points\n",
+              ull(r.violations), ull(r.crash_points));
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, LoggingCrash,

@@ -25,6 +25,8 @@
 #include "common/subjects.h"
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/sites.h"
+#include "campaign_checks.h"
+#include "undo_log_sites.h"
 #include "logged_fill.h"
 
 namespace logging_mutate_crash_test {  // this file's names, apart in a unity build
@@ -34,20 +36,8 @@ using ferrite::test::describe;
 using ferrite::test::subject;
 namespace fl = ferrite::logging;
 
-// "include/ferrite/logging/undo_log.h:LINE:VERB" of the line marked
-// `[site: marker]`.
-std::string site_of(const std::string& marker, const char* verb) {
-  const std::string file = "include/ferrite/logging/undo_log.h";
-  std::ifstream in(std::string(FERRITE_SOURCE_DIR) + "/" + file);
-  std::string line, found;
-  for (int n = 1; std::getline(in, line); ++n)
-    if (line.find("[site: " + marker + "]") != std::string::npos) {
-      if (!found.empty()) throw std::runtime_error("marker " + marker + " twice");
-      found = file + ":" + std::to_string(n) + ":" + verb;
-    }
-  if (found.empty()) throw std::runtime_error("marker " + marker + " not found");
-  return found;
-}
+// site_of (undo_log_sites.h) reads undo_log.h under FERRITE_SOURCE_DIR.
+using ferrite::test::logging::site_of;
 
 struct Site {
   const char* marker;

@@ -592,6 +592,95 @@ TEST(UndoLog, EachInstrumentationIssuesThePapersVerbs) {
 }
 
 // The workloads keep their state across a restart and continue.
+// Batched commits (LoggerOptions::commit_batch, StrandWeaver §VI): only
+// ATLAS and SFR take them, at most one batch per ring.
+TEST(UndoLog, ACommitBatchIsCheckedAgainstTheLanguageAndTheLog) {
+  ferrite::test::TempPool pool("lg-batch-args", kPoolSize);
+  Cells* c = pool->create_root<Cells>("cells");
+  auto make = [&](fl::Language lang, std::size_t batch, std::size_t capacity) {
+    fl::LoggerOptions o;
+    o.language = lang;
+    o.commit_batch = batch;
+    o.capacity = capacity;
+    fl::Logger lg(*pool, &c->log, 1, o);
+  };
+  EXPECT_THROW(make(fl::Language::kTxn, 2, 256), std::invalid_argument);
+  EXPECT_THROW(make(fl::Language::kAtlas, 0, 256), std::invalid_argument);
+  EXPECT_THROW(make(fl::Language::kSfr, 257, 256), std::invalid_argument);
+  EXPECT_NO_THROW(make(fl::Language::kTxn, 1, 256));
+  EXPECT_NO_THROW(make(fl::Language::kSfr, 256, 256));
+}
+
+// A release prunes only when the thread has `commit_batch` complete
+// regions, and then all of them with one batch's three ordering points
+// (pfence under x86) where one region at a time issues three each.
+TEST(UndoLog, BatchedCommitsPruneEveryNSectionsWithThreeOrderingPointsPerBatch) {
+  ferrite::test::TempPool pool("lg-batch", kPoolSize);
+  using V = ps::Verb;
+  std::uint64_t pfences[2] = {0, 0};
+  int n = 0;
+  for (std::size_t batch : {std::size_t{1}, std::size_t{3}}) {
+    SCOPED_TRACE("commit_batch " + std::to_string(batch));
+    Cells* c = pool->create_root<Cells>("cells" + std::to_string(n));
+    fl::LoggerOptions o;
+    o.language = fl::Language::kAtlas;
+    o.commit_batch = batch;
+    fl::Logger lg(*pool, &c->log, 1, o);
+    fl::Lock l;
+    const auto before = ps::thread_counters();
+    for (int i = 1; i <= 3; ++i) {
+      lg.acquire(0, l);
+      lg.write(0, &c->x, static_cast<std::uint64_t>(i));
+      lg.release(0, l);
+      // Each section: acquire, store, release (end) entries.
+      const std::size_t deferred = batch == 1 ? 0 : static_cast<std::size_t>(i % 3);
+      EXPECT_EQ(lg.deferred(0), deferred) << "after section " << i;
+      EXPECT_EQ(lg.room(0), o.capacity - 3 * deferred) << "after section " << i;
+    }
+    pfences[n++] = (ps::thread_counters() - before)[V::kPfence];
+    EXPECT_EQ(c->x, 3u);
+    EXPECT_EQ(fl::recover_area(&c->log).live_entries, 0u);
+  }
+  // Three prunes of one section: 3 x 3 ordering points; one batch of three: 3.
+  EXPECT_EQ(pfences[0] - pfences[1], 6u) << "unbatched " << pfences[0] << ", batched " << pfences[1];
+}
+
+// A crash inside a batch's prune (after its first ordering point: every
+// non-end entry of the three sections invalidated, their end entries not)
+// leaves three complete sections: recovery keeps all three and undoes
+// nothing. Stopped before the prune (step 1: the batch complete, unpruned),
+// the same.
+TEST(UndoLog, ABatchedCommitInterruptedIsFinishedByRecovery) {
+  for (int step = 1; step <= 3; ++step) {
+    SCOPED_TRACE("stopped after step " + std::to_string(step));
+    ferrite::test::TempPath path("lg-batch-commit");
+    crash_in_child(path, [step](pm::Pool& pool, Cells* c) {
+      fl::LoggerOptions o;
+      o.language = fl::Language::kSfr;
+      o.commit_batch = 3;
+      auto* lg = leak_logger(pool, c, 1, o);
+      auto* l = new fl::Lock;  // abandoned with the logger
+      for (int i = 1; i <= 3; ++i) {
+        lg->acquire(0, *l);
+        lg->write(0, &c->x, static_cast<std::uint64_t>(i));
+        lg->write(0, &c->flag, static_cast<std::uint64_t>(10 * i));
+        if (i == 3) fl::internal::stop_commit_after_step = step;
+        lg->release(0, *l);
+      }
+    });
+    auto pool = pm::Pool::open(path);
+    Cells* c = pool->root<Cells>("cells");
+    EXPECT_EQ(c->x, 3u);
+    EXPECT_EQ(c->flag, 30u);
+    EXPECT_EQ(Cells::last.stores_rolled_back, 0u);
+    EXPECT_EQ(Cells::last.regions_undone, 0u);
+    pool.reset();
+    pool = pm::Pool::open(path);
+    EXPECT_EQ(Cells::last.live_entries, 0u);
+    EXPECT_EQ(pool->root<Cells>("cells")->x, 3u);
+  }
+}
+
 TEST(UndoLog, AQueueAndAMapContinueAfterARestart) {
   ferrite::test::TempPath path("lg-queue");
   crash_in_child(path, [](pm::Pool& pool, Cells*) {

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "adapters/logging_options.h"
 #include "ferrite/cli.h"
 #include "ferrite/crash/campaign.h"
 #include "ferrite/crash/mutate.h"
@@ -58,6 +59,7 @@ struct Opts {
   int mutate_seeds = 1;
   std::string mutate_only;  // --mutate-only: a substring of the sites' files
   std::vector<std::string> mutate_sites;
+  std::size_t commit_batch = 1;  // ATLAS / SFR logging workloads (adapters/logging_options.h)
   int instance_threads = 0;
   bool dirty_heap = false;
 };
@@ -177,6 +179,7 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.post_crash_points = o.post_crash_points;
   c.post_crash_images = o.post_crash_images;
   c.crash_create = o.crash_create;
+  if (o.commit_batch != 1) c.replay_extra = "--commit-batch " + std::to_string(o.commit_batch);
   c.create_crash_points = o.create_crash_points;
   c.schedule = o.schedule == "pct"      ? fc::CampaignConfig::Schedule::kPct
                : o.schedule == "random" ? fc::CampaignConfig::Schedule::kRandom
@@ -491,9 +494,16 @@ void setup_crashtest(CLI::App* sub) {
       ->check(CLI::Range(0, 64));
   sub->add_flag("--dirty-heap", o->dirty_heap,
                 "Fill the new pool's heap with durable garbage before the structure is created (a used pool)");
+  sub->add_option("--commit-batch", o->commit_batch,
+                  "Logging workloads (logging-atlas-*, logging-sfr-*): regions per batched log commit (default 1: "
+                  "each region's log is pruned at its end, before the unlock; N > 1: after the unlock, N regions at a "
+                  "time, StrandWeaver §VI; docs/logging.md)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{512}));
   sub->add_flag("--json", o->json, "Machine-readable output");
   sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
   sub->callback([o] {
+    // relaxed: set before any subject is built (campaign workers fork after)
+    ferrite::adapters::logging_commit_batch().store(o->commit_batch, std::memory_order_relaxed);
     if (o->list) {
       run_list(*o);
       throw ferrite::cli::Exit{0};

@@ -169,6 +169,9 @@ struct CampaignConfig {
   // with old bytes. Write-backs of initial state that happens to be all
   // zero bytes are needed here (on a fresh pool the media already is zero).
   bool dirty_heap = false;
+  // Options of the calling tool that shape the subject outside this config
+  // (crashtest's `--commit-batch N`), repeated verbatim in replay lines.
+  std::string replay_extra;
   int instance_size() const { return instance_threads > threads ? instance_threads : threads; }
   // Mutation testing (crash/sites.h): verbs issued from these call sites
   // ("FILE:LINE[:COL][:VERB]") are suppressed, in the run and in recovery.

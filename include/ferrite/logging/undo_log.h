@@ -501,6 +501,20 @@ struct LoggerOptions {
   Instrumentation instrumentation = Instrumentation::kX86;
   unsigned faults = internal::kNoFaults;  // broken variants (tests)
   std::size_t capacity = 256;             // entries per thread
+  // ATLAS / SFR: batched commits (StrandWeaver §VI, "Sensitivity to
+  // language-level persistency model": "the SFR implementation issues
+  // batched commits by logging happens-before relations in logs at the end
+  // of each SFR and continuing execution without stalling for log
+  // commits. ATLAS issues batched log commits too"). With N > 1 a region
+  // still ends with its durable end entry (P2), but its prune (Fig. 6(a)
+  // steps 3 and 4) is left to a release that finds at least N of the
+  // thread's regions complete; that release prunes, after the lock is
+  // free, every ready one in one batch (three ordering points per batch,
+  // prune). 1: each region is pruned at its end, before the release frees
+  // the lock (unless a region it depends on is not pruned yet: deferred).
+  // Transactions commit at their end (the paper's "log end() flushes all
+  // PM mutations ... before committing the logs"): 1 only.
+  std::size_t commit_batch = 1;
 };
 
 class Logger {
@@ -511,6 +525,10 @@ class Logger {
   Logger(pmem::Pool& pool, LogArea* area, int threads, const LoggerOptions& opt)
       : pool_(&pool), area_(area), opt_(opt) {
     if (threads < 1 || threads > kMaxThreads) throw std::invalid_argument("logging: threads out of [1, 64]");
+    if (opt.commit_batch < 1 || opt.commit_batch > opt.capacity)
+      throw std::invalid_argument("logging: commit_batch out of [1, capacity]");
+    if (opt.commit_batch > 1 && opt.language == Language::kTxn)
+      throw std::invalid_argument("logging: a transaction commits at its end (commit_batch > 1 is for ATLAS and SFR)");
     if (area->version != LogArea::kVersion) {
       std::memset(static_cast<void*>(area), 0, sizeof *area);
       for (int t = 0; t < threads; ++t) {
@@ -653,10 +671,12 @@ class Logger {
         h->unlock_only();
       }
       s.held.clear();
+      if (ends) commit_batch(tid, s);
       return;
     }
     unlocked(s, l);
     l.give();
+    if (ends) commit_batch(tid, s);
   }
 
   // ---------------------------------------------------- logged stores
@@ -1143,7 +1163,9 @@ class Logger {
   }
 
   // Writes the region's end entry with the commit marker (Fig. 6(a) step
-  // 2), durable; then prunes it or defers it. Returns the entry's seq.
+  // 2), durable. Then it is pruned (or deferred, if a region it depends on
+  // is not pruned yet) — or, with batched commits (commit_batch > 1), left
+  // to the release's commit_batch(). Returns the entry's seq.
   std::uint64_t end_region(int tid, State& s, EntryType type, std::uint64_t addr) {
     if (s.poisoned) throw std::logic_error("logging: a region that met a full log after handing a lock over cannot end");
     pre_end(s);
@@ -1163,8 +1185,23 @@ class Logger {
     s.deps.clear();
     s.frees.clear();
     if (internal::stop_commit_after_step == 1) return seq;
-    prune_ready(s, tid, false);
+    if (opt_.commit_batch == 1) prune_ready(s, tid, false);
     return seq;
+  }
+
+  // ATLAS / SFR, after a release freed the lock: the batched commit
+  // (LoggerOptions::commit_batch) of the thread's complete regions.
+  // ORDER: after the unlock, so the prune's ordering points are not on the
+  // lock's critical path; the regions are complete (their end entries
+  // durable, P2) before another thread can acquire from them, and a region
+  // left complete but unpruned is what recovery keeps (step 2).
+  void commit_batch(int tid, State& s) {
+    if (opt_.commit_batch == 1 || internal::stop_commit_after_step == 1) return;
+    {
+      std::lock_guard<std::mutex> g(s.mu);
+      if (s.done.size() < opt_.commit_batch) return;
+    }
+    prune_ready(s, tid, false);
   }
 
   // Prunes and yields until `entries` are free or nothing is deferred, for
@@ -1209,13 +1246,16 @@ class Logger {
     } else {
       g.lock();
     }
-    while (!s.done.empty() && deps_pruned(s.done.front())) {
-      Done d = std::move(s.done.front());
-      s.done.pop_front();
-      prune(s, d, helping);
-      if (helping) helped_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-      for (void* p : d.frees) pool_->heap().free(p, tid);
-    }
+    // The ready prefix: in program order (I4 within the thread), each
+    // region's dependencies pruned (I4 across threads).
+    std::size_t n = 0;
+    while (n < s.done.size() && deps_pruned(s.done[n])) ++n;
+    if (n == 0) return;
+    prune(s, s.done.begin(), s.done.begin() + static_cast<std::ptrdiff_t>(n), helping);
+    if (helping) helped_.fetch_add(n, std::memory_order_relaxed);  // relaxed: a statistic
+    for (std::size_t i = 0; i < n; ++i)
+      for (void* p : s.done[i].frees) pool_->heap().free(p, tid);
+    s.done.erase(s.done.begin(), s.done.begin() + static_cast<std::ptrdiff_t>(n));
   }
   // One pass over the other threads' logs, pruning what is ready.
   void help(int tid) {
@@ -1234,19 +1274,36 @@ class Logger {
     }
   }
 
-  // Fig. 6(a) steps 3 and 4 (P3). Under s.mu.
-  void prune(State& s, const Done& d, bool helping) {
+  // Fig. 6(a) steps 3 and 4 (P3) for the regions [first, last) of the
+  // thread's complete ones, in one batch: every non-end entry of every
+  // region, one ordering point, every end entry, one ordering point, the
+  // head past the last region, one ordering point — three per batch
+  // (LoggerOptions::commit_batch), as for a single region. A crash inside
+  // leaves each region of the batch whole or as its end entry alone
+  // (complete, nothing to undo: kept) or gone. Under s.mu.
+  using DoneIt = std::deque<Done>::iterator;
+  void prune(State& s, DoneIt first, DoneIt last, bool helping) {
     const std::uint64_t cap = s.log->capacity;
-    for (std::uint64_t q = d.start; q < d.end; ++q) {
-      LogEntry* e = &s.log->entries[q % cap];
-      persist::store(&e->meta, std::uint64_t{0});
-      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-invalidate-pwb]
+    for (DoneIt d = first; d != last; ++d) {
+      for (std::uint64_t q = d->start; q < d->end; ++q) {
+        LogEntry* e = &s.log->entries[q % cap];
+        persist::store(&e->meta, std::uint64_t{0});
+        if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-invalidate-pwb]
+      }
     }
-    // ORDER: the end entry (commit marker) is invalidated after every other
-    // entry of the region (P3): a crash never leaves an incomplete-looking
+    // ORDER: each end entry (commit marker) is invalidated after every other
+    // entry of its region (P3): a crash never leaves an incomplete-looking
     // remainder of a complete region.
     order_prune();
     if (internal::stop_commit_after_step == 2) return;
+    const Done& d = *std::prev(last);
+    for (DoneIt r = first; r != std::prev(last); ++r) {
+      LogEntry* e = &s.log->entries[r->end % cap];
+      persist::store(&e->meta, std::uint64_t{0});
+      // CRASH: justified as prune-end-pwb below (the head's write-back
+      // passes this end entry too).
+      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-batch-end-pwb]
+    }
     LogEntry* end = &s.log->entries[d.end % cap];
     persist::store(&end->meta, std::uint64_t{0});
     // CRASH: this write-back and the head's below each cover the other's
@@ -1294,7 +1351,7 @@ class Logger {
     else order_prune();
     // ORDER: the owner's prune, ordered within its current strand only:
     // append joins before an entry reuses this end slot (strand).
-    if (!helping && s.unjoined_prune_end == kNoSeq) s.unjoined_prune_end = d.end;
+    if (!helping && s.unjoined_prune_end == kNoSeq) s.unjoined_prune_end = first->end;
     if (internal::stop_commit_after_step == 3) return;
     s.pruned.store(d.end + 1, std::memory_order_release);
   }
