@@ -194,9 +194,7 @@ TEST_F(BatchedCommits, SurviveSampledCrashesOfThreeThreadRuns) {
 }
 
 TEST_F(BatchedCommits, ABatchWithoutItsOrderingPointIsCaught) {
-  struct Unsuppress {
-    ~Unsuppress() { cr::sites::set_suppressed({}); }
-  } unsuppress;
+  ferrite::test::logging::Unsuppress unsuppress;
   cr::CampaignConfig cfg;
   cfg.model = "x86";
   cfg.ops = 12;

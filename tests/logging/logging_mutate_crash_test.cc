@@ -59,9 +59,7 @@ void expect_each_site_caught(const fc::SubjectInfo& s, fc::CampaignConfig cfg, s
   const char* variant = s.variant.c_str();
   // A suppression outlives its campaign: clear it however this returns
   // (an ASSERT), so that no later test of the process runs mutated.
-  struct Unsuppress {
-    ~Unsuppress() { fc::sites::set_suppressed({}); }
-  } unsuppress;
+  ferrite::test::logging::Unsuppress unsuppress;
   fc::sites::set_suppressed({});
   const auto clean = fc::run_campaign(s, cfg);
   ASSERT_TRUE(clean.error.empty()) << clean.error;

@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ferrite/crash/sites.h"
+
 namespace ferrite::test::logging {
 
 // "include/ferrite/logging/undo_log.h:LINE:VERB" of the line marked
@@ -27,5 +29,14 @@ inline std::string site_of(const std::string& marker, const char* verb) {
   if (found.empty()) throw std::runtime_error("marker " + marker + " not found");
   return found;
 }
+
+// Clears the suppressed sites however the test returns (an ASSERT), so
+// that no later test of the process runs mutated.
+struct Unsuppress {
+  Unsuppress() = default;
+  Unsuppress(const Unsuppress&) = delete;
+  Unsuppress& operator=(const Unsuppress&) = delete;
+  ~Unsuppress() { crash::sites::set_suppressed({}); }
+};
 
 }  // namespace ferrite::test::logging

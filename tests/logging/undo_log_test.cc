@@ -88,6 +88,23 @@ fl::Logger* leak_logger(pm::Pool& pool, Cells* c, int threads, const fl::LoggerO
   return new fl::Logger(pool, &c->log, threads, o);  // abandoned at the crash, never destroyed
 }
 
+// Opens the crashed pool at `path` (its recovery runs), checks x, flag and
+// what recovery undid, then opens it again: a second recovery finds no live
+// entry and leaves x (recovery is idempotent).
+void expect_recovered_twice(const std::string& path, std::uint64_t x, std::uint64_t flag, std::uint64_t undone,
+                            std::uint64_t rolled_back) {
+  auto pool = pm::Pool::open(path);
+  Cells* c = pool->root<Cells>("cells");
+  EXPECT_EQ(c->x, x);
+  EXPECT_EQ(c->flag, flag);
+  EXPECT_EQ(Cells::last.regions_undone, undone);
+  EXPECT_EQ(Cells::last.stores_rolled_back, rolled_back);
+  pool.reset();
+  pool = pm::Pool::open(path);
+  EXPECT_EQ(Cells::last.live_entries, 0u);
+  EXPECT_EQ(pool->root<Cells>("cells")->x, x);
+}
+
 }  // namespace
 
 TEST(UndoLog, EntriesAreOneCacheLineWithTheDocumentedLayout) {
@@ -339,16 +356,7 @@ TEST(UndoLog, RecoveryIsIdempotentWhenItIsItselfInterrupted) {
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  auto pool = pm::Pool::open(path);
-  Cells* c = pool->root<Cells>("cells");
-  EXPECT_EQ(c->x, 0u);
-  EXPECT_EQ(c->flag, 0u);
-  EXPECT_EQ(Cells::last.regions_undone, 1u);
-  EXPECT_EQ(Cells::last.stores_rolled_back, 2u);
-  pool.reset();
-  pool = pm::Pool::open(path);
-  EXPECT_EQ(Cells::last.live_entries, 0u);
-  EXPECT_EQ(pool->root<Cells>("cells")->x, 0u);
+  expect_recovered_twice(path, 0, 0, 1, 2);
 }
 
 // The HOPS+ paper's Figure 1. T1's outermost section CS1 takes L1, then L2,
@@ -668,16 +676,7 @@ TEST(UndoLog, ABatchedCommitInterruptedIsFinishedByRecovery) {
         lg->release(0, *l);
       }
     });
-    auto pool = pm::Pool::open(path);
-    Cells* c = pool->root<Cells>("cells");
-    EXPECT_EQ(c->x, 3u);
-    EXPECT_EQ(c->flag, 30u);
-    EXPECT_EQ(Cells::last.stores_rolled_back, 0u);
-    EXPECT_EQ(Cells::last.regions_undone, 0u);
-    pool.reset();
-    pool = pm::Pool::open(path);
-    EXPECT_EQ(Cells::last.live_entries, 0u);
-    EXPECT_EQ(pool->root<Cells>("cells")->x, 3u);
+    expect_recovered_twice(path, 3, 30, 0, 0);
   }
 }
 

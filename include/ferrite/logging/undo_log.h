@@ -16,7 +16,9 @@
 //     the in-place store, ordered by the model's instrumentation (below);
 //   * a region ends with an entry that carries the commit marker (Fig. 6(a)
 //     step 2); then its entries are invalidated (step 3) and the head is
-//     advanced past them (step 4);
+//     advanced past them (step 4) — at once, or for ATLAS / SFR with
+//     batched commits (§VI; LoggerOptions::commit_batch) after the unlock,
+//     several regions in one batch;
 //   * recovery (Fig. 6(b)) finishes interrupted commits and rolls back the
 //     valid entries of every region that must be undone in reverse creation
 //     order.
@@ -103,7 +105,9 @@
 //      one that is.
 //   P3 pruning invalidates the end entry after every other entry of the
 //      region, and advances the head after that: a crash during a prune
-//      leaves either the complete region or nothing of it.
+//      leaves either the complete region or nothing of it. A batch of
+//      regions (prune) orders all their other entries before all their end
+//      entries: each region of it is whole, its end entry alone, or gone.
 //   P4 a pruned region's end slot is reused only by an entry ordered after
 //      the prune: the helper's prune is durable (prune_durable) before the
 //      owner may reuse it; the owner's own prune is ordered by its fence
