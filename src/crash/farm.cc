@@ -183,8 +183,10 @@ Farm::Farm(const SubjectInfo& info, const CampaignConfig& cfg) : info_(info), cf
 // A read from a worker never blocks longer than the watchdog's patience (a
 // worker whose memory a recovery corrupted may stop mid-message).
 void Farm::guard(int fd) const {
+  const double patience_s = cfg_.recovery_timeout_s + 5;  // the watchdog's (run's patience below)
   timeval tv{};
-  tv.tv_sec = static_cast<time_t>(cfg_.recovery_timeout_s) + 5;
+  tv.tv_sec = static_cast<time_t>(patience_s);
+  tv.tv_usec = static_cast<suseconds_t>((patience_s - static_cast<double>(tv.tv_sec)) * 1e6);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
