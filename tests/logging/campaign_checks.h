@@ -23,16 +23,23 @@ inline void expect_clean(const crash::CampaignResult& r, const std::string& what
   EXPECT_EQ(r.inconclusive, 0u) << what << describe(r);  // an inconclusive image is never a pass
 }
 
-// A broken variant's campaign under `model`, stopped at its first catch,
-// asserted caught and printed with the first violation.
-inline crash::CampaignResult expect_caught(const crash::SubjectInfo& s, const std::string& model, std::size_t ops,
-                                           int images, const char* tag) {
+// The logging suites' campaign shape: `model`, `ops`, `images` per crash
+// point, `seed`, a 2 MiB pool (every crash point unless the caller samples).
+inline crash::CampaignConfig config(const std::string& model, std::size_t ops, int images, std::uint64_t seed) {
   crash::CampaignConfig cfg;
   cfg.model = model;
   cfg.ops = ops;
   cfg.images = images;
-  cfg.seed = 29;
+  cfg.seed = seed;
   cfg.pool_size = std::size_t{2} << 20;
+  return cfg;
+}
+
+// A broken variant's campaign under `model`, stopped at its first catch,
+// asserted caught and printed with the first violation.
+inline crash::CampaignResult expect_caught(const crash::SubjectInfo& s, const std::string& model, std::size_t ops,
+                                           int images, const char* tag) {
+  crash::CampaignConfig cfg = config(model, ops, images, 29);
   cfg.max_details = 1;
   cfg.stop_after_violations = 1;  // the verdict is the first catch
   return ferrite::test::expect_caught(s, cfg, tag);

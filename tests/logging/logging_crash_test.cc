@@ -155,12 +155,8 @@ TEST_F(BatchedCommits, SurviveEveryCrashPointOfASingleThreadRunUnderEveryClaimed
   for (const auto& [name, variant] : subjects) {
     const auto& s = subject(name, variant);
     for (const auto& model : ferrite::test::claimed_models(s)) {
-      cr::CampaignConfig cfg;
-      cfg.model = model;
-      cfg.ops = scaled<std::size_t>(12, 9);  // three batches (two at a tenth)
-      cfg.images = 4;
-      cfg.seed = 37;
-      cfg.pool_size = std::size_t{2} << 20;
+      // three batches (two at a tenth)
+      const cr::CampaignConfig cfg = ferrite::test::logging::config(model, scaled<std::size_t>(12, 9), 4, 37);
       const auto r = cr::run_campaign(s, cfg);
       expect_clean(r, std::string(name) + "/" + variant + " commit batch 4 [" + model + "]");
       EXPECT_EQ(r.crash_points, r.verbs + 1);
@@ -178,14 +174,9 @@ TEST_F(BatchedCommits, SurviveSampledCrashesOfThreeThreadRuns) {
       {"logging-store-atlas-swap", "correct-strand", "strand"},
       {"logging-store-atlas-tpcc", "correct-hops", "hops"}};
   for (const auto& [name, variant, model] : runs) {
-    cr::CampaignConfig cfg;
-    cfg.model = model;
+    cr::CampaignConfig cfg = ferrite::test::logging::config(model, 60, 4, 43);
     cfg.threads = 3;
-    cfg.ops = 60;
-    cfg.images = 4;
     cfg.crash_points = scaled<std::size_t>(150, 30);
-    cfg.seed = 43;
-    cfg.pool_size = std::size_t{2} << 20;
     const auto r = cr::run_campaign(subject(name, variant), cfg);
     expect_clean(r, std::string(name) + "/" + variant + " 3 threads, commit batch 4 [" + model + "]");
     std::printf("[logging-batch] %s/%s 3 threads [%s]: %llu crash points, %llu images, 0/0\n", name, variant, model,
@@ -195,12 +186,7 @@ TEST_F(BatchedCommits, SurviveSampledCrashesOfThreeThreadRuns) {
 
 TEST_F(BatchedCommits, ABatchWithoutItsOrderingPointIsCaught) {
   ferrite::test::logging::Unsuppress unsuppress;
-  cr::CampaignConfig cfg;
-  cfg.model = "x86";
-  cfg.ops = 12;
-  cfg.images = 4;
-  cfg.seed = 37;
-  cfg.pool_size = std::size_t{2} << 20;
+  cr::CampaignConfig cfg = ferrite::test::logging::config("x86", 12, 4, 37);
   cfg.stop_after_violations = 1;
   cfg.mutate_sites = {ferrite::test::logging::site_of("order-prune-pfence", "pfence")};
   cr::sites::clear_hits();
