@@ -164,7 +164,11 @@ TEST(BenchCli, RecoveryModeTimesEveryMapsRecoveryOfItsWholeFill) {
     EXPECT_EQ(rec.at("recover_s").size(), 2u);
     EXPECT_GT(rec.at("recover_s_median").get<double>(), 0.0);
     EXPECT_EQ(rec.at("error").get<std::string>(), "");
+    // Found the pool's mapping in /proc/self/smaps (-1: not found).
+    EXPECT_GE(rec.at("pool_huge_page_fraction").get<double>(), 0.0) << rec.dump();
+    EXPECT_LE(rec.at("pool_huge_page_fraction").get<double>(), 1.0) << rec.dump();
   }
+  EXPECT_NE(r.output.find("2M pages"), std::string::npos) << r.output;
   // The pools are deleted.
   for (const auto& f : std::filesystem::directory_iterator(dir)) EXPECT_EQ(f.path().extension(), ".json") << f.path();
   std::filesystem::remove_all(dir);

@@ -54,6 +54,7 @@ std::int64_t fill_key(std::uint64_t i) {
 
 struct Measured {
   double open_s = 0, recover_s = 0;
+  double huge_fraction = -1;  // of the pool mapping's resident bytes mapped by 2 MiB pages (-1: unknown)
   fm::RecoveryStats stats;
   std::string check;  // "" if the recovered structure holds the fill
 };
@@ -66,6 +67,35 @@ struct Target {
                          int rthreads)>
       recover;
 };
+
+// The fraction of the resident bytes of the mapping that starts at `base`
+// which the kernel maps with 2 MiB pages (/proc/self/smaps: ShmemPmdMapped,
+// FilePmdMapped), -1 if the mapping is not found. Recovery touches every
+// page of the pool through a fresh mapping, and the page size can decide
+// its time (docs/bench.md, "Page size").
+double huge_fraction(const void* base) {
+  std::ifstream in("/proc/self/smaps");
+  const auto want = reinterpret_cast<std::uintptr_t>(base);
+  std::string line;
+  bool inside = false;
+  double rss = 0, pmd = 0;
+  while (std::getline(in, line)) {
+    std::uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      if (inside) break;  // the next mapping
+      inside = lo == want;
+      continue;
+    }
+    if (!inside) continue;
+    double kb = 0;
+    if (std::sscanf(line.c_str(), "Rss: %lf kB", &kb) == 1) rss = kb;
+    else if (std::sscanf(line.c_str(), "ShmemPmdMapped: %lf kB", &kb) == 1 ||
+             std::sscanf(line.c_str(), "FilePmdMapped: %lf kB", &kb) == 1)
+      pmd += kb;
+  }
+  if (!inside && rss == 0) return -1;
+  return rss > 0 ? pmd / rss : 0;
+}
 
 fm::EpochOptions fill_epochs() {
   fm::EpochOptions o;
@@ -92,6 +122,7 @@ Target map_target(std::string name, std::function<Opt(std::uint64_t keys, std::s
     eo.recovery_threads = rthreads;
     auto m = Map::attach(*pool, "recovery-bench", 1, options(keys, value_size), eo, &r.stats);
     auto t2 = Clock::now();
+    r.huge_fraction = huge_fraction(pool->base());
     r.open_s = std::chrono::duration<double>(t1 - t0).count();
     r.recover_s = std::chrono::duration<double>(t2 - t1).count();
     if (r.stats.payloads_kept != keys)
@@ -166,8 +197,8 @@ int run_recovery_bench(const RecoveryBenchArgs& a) {
   std::printf("Ferrite bench --recovery — nbMontage recovery time against live size (%zu-byte values, %d rep(s); "
               "median, min..max)\n\n",
               a.value_size, a.reps);
-  std::printf("%-19s %8s %10s %11s %3s %9s %21s %9s %13s\n", "technique", "live MiB", "keys", "scanned MiB", "R",
-              "open ms", "recover ms", "GB/s", "GB/s/thread");
+  std::printf("%-19s %8s %10s %11s %3s %9s %21s %9s %13s %8s\n", "technique", "live MiB", "keys", "scanned MiB", "R",
+              "open ms", "recover ms", "GB/s", "GB/s/thread", "2M pages");
   for (const auto& name : a.techniques) {
     const Target* t = nullptr;
     for (const auto& x : targets())
@@ -199,10 +230,12 @@ int run_recovery_bench(const RecoveryBenchArgs& a) {
         const double scanned = static_cast<double>(last.stats.slabs) * 65536.0;
         const double med = bench::median(rec_s);
         const double gbps = med > 0 ? live / med / 1e9 : 0;
-        std::printf("%-19s %8llu %10llu %11.0f %3d %9.1f %9.1f (%5.1f..%5.1f) %9.2f %13.2f%s\n", name.c_str(),
+        const std::string huge =
+            last.huge_fraction < 0 ? std::string("?") : fmt::format("{:.0f}%", last.huge_fraction * 100);
+        std::printf("%-19s %8llu %10llu %11.0f %3d %9.1f %9.1f (%5.1f..%5.1f) %9.2f %13.2f %8s%s\n", name.c_str(),
                     static_cast<unsigned long long>(mib), static_cast<unsigned long long>(keys), scanned / 1048576.0, r,
                     bench::median(open_s) * 1e3, med * 1e3, *std::min_element(rec_s.begin(), rec_s.end()) * 1e3,
-                    *std::max_element(rec_s.begin(), rec_s.end()) * 1e3, gbps, gbps / r,
+                    *std::max_element(rec_s.begin(), rec_s.end()) * 1e3, gbps, gbps / r, huge.c_str(),
                     last.check.empty() ? "" : ("  FAILED: " + last.check).c_str());
         std::fflush(stdout);
         if (!last.check.empty()) rc = 1;
@@ -219,6 +252,8 @@ int run_recovery_bench(const RecoveryBenchArgs& a) {
                            {"recover_s_median", med},
                            {"live_gb_per_s", gbps},
                            {"live_gb_per_s_per_thread", gbps / r},
+                           // of the pool mapping's resident bytes, on 2 MiB pages (-1: unknown)
+                           {"pool_huge_page_fraction", last.huge_fraction},
                            {"error", last.check}});
       }
     }
