@@ -999,6 +999,10 @@ class Logger {
         // rollback by recovery writes the old values again (idempotent).
         prune_durable();
       }
+      // ORDER: under strand that last prune_durable was this thread's own
+      // JoinStrand (Eq. 2): every prune it issued before is ordered before
+      // its next entries, so P4's mark clears as at joined().
+      if (opt_.instrumentation == Instrumentation::kStrand) s.unjoined_prune_end = kNoSeq;
       // The region's seqs are reused: its entries are durably invalid, and
       // nothing outside the thread names them (it handed no lock over).
       s.tail = s.region;
