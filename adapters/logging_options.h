@@ -19,5 +19,10 @@ inline std::atomic<std::size_t>& logging_commit_batch() {
   static std::atomic<std::size_t> batch{1};
   return batch;
 }
+// `--commit-batch N`'s range and help, one text for every tool that takes it.
+inline constexpr std::size_t kMaxCommitBatch = 512;
+inline constexpr const char* kCommitBatchHelp =
+    "Logging workloads (ATLAS and SFR): regions per batched log commit (default 1: each region's log is pruned at "
+    "its end, before the unlock; N > 1: after the unlock, N regions at a time, StrandWeaver §VI; docs/logging.md)";
 
 }  // namespace ferrite::adapters

@@ -183,10 +183,10 @@ Farm::Farm(const SubjectInfo& info, const CampaignConfig& cfg) : info_(info), cf
 // A read from a worker never blocks longer than the watchdog's patience (a
 // worker whose memory a recovery corrupted may stop mid-message).
 void Farm::guard(int fd) const {
-  const double patience_s = cfg_.recovery_timeout_s + 5;  // the watchdog's (run's patience below)
+  const double p = patience_s();
   timeval tv{};
-  tv.tv_sec = static_cast<time_t>(patience_s);
-  tv.tv_usec = static_cast<suseconds_t>((patience_s - static_cast<double>(tv.tv_sec)) * 1e6);
+  tv.tv_sec = static_cast<time_t>(p);
+  tv.tv_usec = static_cast<suseconds_t>((p - static_cast<double>(tv.tv_sec)) * 1e6);
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
@@ -276,7 +276,7 @@ std::vector<Verdict> Farm::check(const Job& job) {
   // recovery may have scribbled over its memory and left it waiting for a
   // job it never got). Its alarm catches an ordinary hang much sooner.
   const auto patience =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(cfg_.recovery_timeout_s + 5));
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(patience_s()));
   std::vector<Clock::time_point> heard(nw, Clock::now());
   std::vector<bool> killed(nw, false);
   std::vector<pollfd> pfds(nw);

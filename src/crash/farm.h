@@ -90,6 +90,9 @@ class Farm {
   };
   void replace(std::size_t slot, std::string* death);
   void guard(int fd) const;
+  // The watchdog's patience with a silent worker, in seconds: its alarm's
+  // hang limit plus 5 (guard's receive timeout and run's watchdog).
+  double patience_s() const { return cfg_.recovery_timeout_s + 5; }
   std::string encode(const Job& job, const std::vector<std::size_t>& which) const;
 
   const SubjectInfo& info_;

@@ -494,11 +494,8 @@ void setup_crashtest(CLI::App* sub) {
       ->check(CLI::Range(0, 64));
   sub->add_flag("--dirty-heap", o->dirty_heap,
                 "Fill the new pool's heap with durable garbage before the structure is created (a used pool)");
-  sub->add_option("--commit-batch", o->commit_batch,
-                  "Logging workloads (logging-atlas-*, logging-sfr-*): regions per batched log commit (default 1: "
-                  "each region's log is pruned at its end, before the unlock; N > 1: after the unlock, N regions at a "
-                  "time, StrandWeaver §VI; docs/logging.md)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{512}));
+  sub->add_option("--commit-batch", o->commit_batch, ferrite::adapters::kCommitBatchHelp)
+      ->check(CLI::Range(std::size_t{1}, ferrite::adapters::kMaxCommitBatch));
   sub->add_flag("--json", o->json, "Machine-readable output");
   sub->add_flag("--quiet,-q", o->quiet, "No progress on stderr");
   sub->callback([o] {

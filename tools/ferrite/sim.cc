@@ -82,18 +82,16 @@ struct TraceParams {
   // Operations per failure-atomic region (> 1: logging::Group through the
   // subject's apply_group; the StrandWeaver paper's Figure 10).
   int ops_per_region = 1;
-  // ATLAS / SFR: LoggerOptions::commit_batch (adapters/logging_options.h).
-  std::size_t commit_batch = 1;
 };
 
-// The shared check and setting of --commit-batch (trace, sim --paper).
-void set_commit_batch(const char* cmd, std::size_t n) {
-  if (n < 1 || n > 512) usage_error(std::string(cmd) + ": --commit-batch must be in [1, 512]");
-  ferrite::adapters::logging_commit_batch().store(n, std::memory_order_relaxed);  // relaxed: before any workload
+// --commit-batch of trace and sim --paper (adapters/logging_options.h): the
+// option, range-checked by CLI11, stored in *n.
+void add_commit_batch(CLI::App* sub, std::size_t* n, const std::string& prefix) {
+  sub->add_option("--commit-batch", *n, prefix + ferrite::adapters::kCommitBatchHelp)
+      ->check(CLI::Range(std::size_t{1}, ferrite::adapters::kMaxCommitBatch));
 }
-constexpr const char* kCommitBatchHelp =
-    "ATLAS / SFR regions per batched log commit (default 1: each region's log is pruned at its end, before the "
-    "unlock; N > 1: after the unlock, N regions at a time, StrandWeaver §VI; docs/logging.md)";
+// relaxed: set before any workload is built
+void set_commit_batch(std::size_t n) { ferrite::adapters::logging_commit_batch().store(n, std::memory_order_relaxed); }
 
 // Runs the workload under the trace backend on a fresh pool in /dev/shm.
 fm::Trace record(const TraceParams& p) {
@@ -161,6 +159,7 @@ void setup_trace(CLI::App* sub) {
     TraceParams p;
     std::string out;
     bool list = false;
+    std::size_t commit_batch = 1;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("workload", o->p.workload, "Logging workload, <language>-<structure> (see --list)");
@@ -172,7 +171,7 @@ void setup_trace(CLI::App* sub) {
   sub->add_option("--max-gap", o->p.max_gap, "Clamp each compute gap at this many cycles (default 2000)");
   sub->add_option("--ops-per-region", o->p.ops_per_region,
                   "Operations per failure-atomic region (default 1; > 1: queue, map and swap workloads)");
-  sub->add_option("--commit-batch", o->p.commit_batch, kCommitBatchHelp);
+  add_commit_batch(sub, &o->commit_batch, "");
   sub->add_option("-o,--output", o->out, "Trace file to write");
   sub->footer("The trace backend records annotated stores, write-backs, fences, strand verbs and lock hand-offs "
               "per thread with the compute gap between them (docs/timing.md); `ferrite sim` replays it.");
@@ -184,7 +183,7 @@ void setup_trace(CLI::App* sub) {
     if (o->p.workload.empty() || o->out.empty()) usage_error("trace: WORKLOAD and -o FILE are required");
     if (o->p.threads < 1 || o->p.threads > 64) usage_error("trace: --threads must be in [1, 64]");
     if (o->p.ops_per_region < 1 || o->p.ops_per_region > 16) usage_error("trace: --ops-per-region must be in [1, 16]");
-    set_commit_batch("trace", o->p.commit_batch);
+    set_commit_batch(o->commit_batch);
     const auto t0 = std::chrono::steady_clock::now();
     const fm::Trace t = record(o->p);
     try {
@@ -483,7 +482,7 @@ void setup_sim(CLI::App* sub) {
   sub->add_option("--plot", o->po.plot, "--paper: write results.json and PNG plots into this directory");
   sub->add_option("--threads", o->po.threads, "--paper: threads per trace (default 8)");
   sub->add_option("--ops", o->po.ops, "--paper: operations per trace (default 50000)");
-  sub->add_option("--commit-batch", o->po.commit_batch, std::string("--paper: ") + kCommitBatchHelp);
+  add_commit_batch(sub, &o->po.commit_batch, "--paper: ");
   std::string params;
   for (const auto& n : fm::Config::names()) params += " " + n;
   sub->footer("Parameters (StrandWeaver Table I defaults):" + params +
@@ -494,7 +493,7 @@ void setup_sim(CLI::App* sub) {
   sub->callback([o, names] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
-      set_commit_batch("sim", o->po.commit_batch);
+      set_commit_batch(o->po.commit_batch);
       const Json doc = paper(o->paper, o->po);
       if (!o->po.plot.empty()) {
         std::filesystem::create_directories(o->po.plot);

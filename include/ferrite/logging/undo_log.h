@@ -1205,11 +1205,7 @@ class Logger {
   // left complete but unpruned is what recovery keeps (step 2).
   void commit_batch(int tid, State& s) {
     if (opt_.commit_batch == 1 || internal::stop_commit_after_step == 1) return;
-    {
-      std::lock_guard<std::mutex> g(s.mu);
-      if (s.done.size() < opt_.commit_batch) return;
-    }
-    prune_ready(s, tid, false);
+    prune_ready(s, tid, false, opt_.commit_batch);
   }
 
   // Prunes and yields until `entries` are free or nothing is deferred, for
@@ -1247,13 +1243,16 @@ class Logger {
   // the log's owner, or a helper (which frees the
   // regions' retired blocks into its own arena: any tid may free any
   // block). A helper does not wait for the owner's mutex.
-  void prune_ready(State& s, int tid, bool helping) {
+  // With `at_least` > 0, only if the thread has that many complete regions
+  // (commit_batch).
+  void prune_ready(State& s, int tid, bool helping, std::size_t at_least = 0) {
     std::unique_lock<std::mutex> g(s.mu, std::defer_lock);
     if (helping) {
       if (!g.try_lock()) return;
     } else {
       g.lock();
     }
+    if (s.done.size() < at_least) return;
     // The ready prefix: in program order (I4 within the thread), each
     // region's dependencies pruned (I4 across threads).
     std::size_t n = 0;
@@ -1304,29 +1303,24 @@ class Logger {
     // remainder of a complete region.
     order_prune();
     if (internal::stop_commit_after_step == 2) return;
-    const Done& d = *std::prev(last);
-    for (DoneIt r = first; r != std::prev(last); ++r) {
-      LogEntry* e = &s.log->entries[r->end % cap];
-      persist::store(&e->meta, std::uint64_t{0});
-      // CRASH: justified as prune-end-pwb below (the head's write-back
-      // passes this end entry too).
-      if (writes_back()) persist::pwb(&e->meta, sizeof e->meta);  // [site: prune-batch-end-pwb]
+    for (DoneIt r = first; r != last; ++r) {
+      LogEntry* end = &s.log->entries[r->end % cap];
+      persist::store(&end->meta, std::uint64_t{0});
+      // CRASH: this write-back and the head's below each cover the other's
+      // loss (mutation testing suppresses one site at a time: neither is
+      // caught, docs/logging.md; one of the two may go, not both). Without
+      // this one, the end entry stays valid until the head, written back and
+      // ordered next, passes it: before that the region is its end entry
+      // alone (complete, nothing to undo: kept), after it the entry is below
+      // the head (not live, I1), and a later lap's entry in the slot is
+      // ordered after the head (order_prune; prune_durable when helping).
+      // Without the head's, every entry the head would pass is invalidated
+      // and written back (above, ordered by order_prune): a stale head
+      // bounds only invalid entries; recovery's step 5 and the attach take
+      // the tail past every live entry.
+      if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);  // [site: prune-end-pwb]
     }
-    LogEntry* end = &s.log->entries[d.end % cap];
-    persist::store(&end->meta, std::uint64_t{0});
-    // CRASH: this write-back and the head's below each cover the other's
-    // loss (mutation testing suppresses one site at a time: neither is
-    // caught, docs/logging.md; one of the two may go, not both). Without
-    // this one, the end entry stays valid until the head, written back and
-    // ordered next, passes it: before that the region is its end entry
-    // alone (complete, nothing to undo: kept), after it the entry is below
-    // the head (not live, I1), and a later lap's entry in the slot is
-    // ordered after the head (order_prune; prune_durable when helping).
-    // Without the head's, every entry the head would pass is invalidated
-    // and written back (above, ordered by order_prune): a stale head
-    // bounds only invalid entries; recovery's step 5 and the attach take
-    // the tail past every live entry.
-    if (writes_back()) persist::pwb(&end->meta, sizeof end->meta);  // [site: prune-end-pwb]
+    const Done& d = *std::prev(last);
     order_prune();
     persist::store(&s.log->head, d.end + 1);
     if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);  // [site: prune-head-pwb]
