@@ -5,8 +5,11 @@
 // Buckets: the table starts with 2 and doubles past one key per bucket
 // (max_load 1), so a benchmark's prefill and the crash workload's 4 keys
 // both resize it (the campaigns see lazily initialized buckets). Values:
-// --value-size bytes of payload (the 8-byte value first). Epochs as in
-// montage_queue.cc: 10 ms in benchmarks, only on sync under the simulator.
+// --value-size bytes of payload (the 8-byte value first). Keys: 8 bytes, or
+// with --key-size 32 the 32-byte Key32::from(key) (ferrite/key32.h), stored
+// in the payload and the node, hashed and compared as bytes (bench only).
+// Epochs as in montage_queue.cc: 10 ms in benchmarks, only on sync under the
+// simulator.
 #include "montage_map.h"
 #include "ferrite/montage/split_ordered.h"
 
@@ -19,7 +22,9 @@ namespace fm = ferrite::montage;
 
 struct SplitOrderedTraits {
   template <unsigned F, class S = fm::EpochSys<F>>
-  using Map = fm::SplitOrderedMap<F, S>;
+  using Map = fm::SplitOrderedMap<F, std::int64_t, S>;
+  template <unsigned F, class S = fm::EpochSys<F>>
+  using WideMap = fm::SplitOrderedMap<F, ferrite::Key32, S>;  // --key-size 32
   static constexpr const char* kName = "montage-splitorder";
   static fm::SplitOrderedOptions options(const fa::Setup& s) {
     fm::SplitOrderedOptions o;

@@ -119,12 +119,13 @@ TEST(BenchCli, ThirtyTwoByteKeysRunWhereTakenAndAreRefusedElsewhere) {
   const auto dir = std::filesystem::temp_directory_path() / ("ferrite-cli-key32-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string json = (dir / "k.json").string();
-  const Result r = run_cli("bench --structure map --techniques montage-hashmap,montage-hashmap-dram,mutex-std --key-size 32 --threads 1,2 "
+  const Result r = run_cli("bench --structure map --techniques montage-hashmap,montage-hashmap-dram,montage-skiplist,"
+                           "montage-bst-dram,montage-splitorder,mutex-std --key-size 32 --threads 1,2 "
                            "--ops 300 --reps 1 --warmup 0 --work 8 --key-range 2000 --value-size 64 --json " + json);
   ASSERT_EQ(r.code, 0) << r.output;
   std::ifstream in(json);
   const auto j = nlohmann::json::parse(in);
-  ASSERT_EQ(j.size(), 6u);  // 3 techniques x 2 thread counts
+  ASSERT_EQ(j.size(), 12u);  // 6 techniques x 2 thread counts
   for (const auto& rec : j) {
     EXPECT_EQ(rec.at("key_size").get<std::uint64_t>(), 32u);
     EXPECT_TRUE(rec.at("error").is_null()) << rec.at("technique") << ": " << rec.at("error");
@@ -132,7 +133,7 @@ TEST(BenchCli, ThirtyTwoByteKeysRunWhereTakenAndAreRefusedElsewhere) {
     EXPECT_GT(hit, 0.0);
     EXPECT_LE(hit, 1.0);
   }
-  for (const char* refused : {"montage-bst", "montage-bst-dram"}) {
+  for (const char* refused : {"pmdk-hashmap", "izraelevitz-bst"}) {
     const Result bad = run_cli(std::string("bench --structure map --techniques ") + refused + " --key-size 32 --ops 10");
     EXPECT_EQ(bad.code, 2) << refused << ": " << bad.output;
     EXPECT_NE(bad.output.find("does not take 32-byte keys"), std::string::npos) << refused << ": " << bad.output;

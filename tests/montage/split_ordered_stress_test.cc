@@ -110,7 +110,7 @@ TEST_P(SplitOrderedResize, ThreadsGrowingTheTableNeverLoseOrMisreadAKey) {
   threads_growing_the_table<fm::SplitOrderedMap<>>(GetParam());
 }
 TEST_P(SplitOrderedResize, ThreadsGrowingTheTransientOriginalNeverLoseOrMisreadAKey) {
-  threads_growing_the_table<fm::TransientSplitOrderedMap>(GetParam());
+  threads_growing_the_table<fm::TransientSplitOrderedMap<>>(GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, SplitOrderedResize, ::testing::Values(2, 4),
@@ -122,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, SplitOrderedResize, ::testing::Values(2, 4),
 // the final state.
 template <class Map>
 class SplitOrderedStress : public ::testing::Test {};
-using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap>;
+using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap<>>;
 TYPED_TEST_SUITE(SplitOrderedStress, Maps);
 
 TYPED_TEST(SplitOrderedStress, SharedKeysDuringGrowthRecoverTheExactFinalState) {

@@ -67,7 +67,7 @@ TEST(SplitOrder, EachBucketsDummyPrecedesItsKeysAndItsChildBucketsAtEverySize) {
 // On both systems: nbMontage's and the transient original's.
 template <class M>
 class SplitOrderedOn : public ::testing::Test {};
-using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap>;
+using Maps = ::testing::Types<fm::SplitOrderedMap<>, fm::TransientSplitOrderedMap<>>;
 TYPED_TEST_SUITE(SplitOrderedOn, Maps);
 
 TYPED_TEST(SplitOrderedOn, PutGetEraseFollowTheMapSpecificationWhileTheTableGrows) {

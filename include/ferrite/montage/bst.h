@@ -80,9 +80,11 @@ struct BstOptions {
   std::size_t value_bytes = 8;  // payload value size (>= 8; the value is its first 8 bytes)
 };
 
+// K: std::int64_t, or ferrite::Key32 (32-byte keys compared as bytes,
+// stored in the payload and in the nodes: `ferrite bench --key-size 32`).
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
 // original, TransientBst below).
-template <unsigned F = fault::kNone, class S = EpochSys<F>>
+template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
 class Bst {
  public:
   using Sys = S;
@@ -91,7 +93,9 @@ class Bst {
   using CASObj = typename Sys::CASObj;
   using PBlk = typename Sys::Blk;
   using Options = BstOptions;
-  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
+  using Key = K;
+  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
+  using Keyed = internal::KeyedOf<K>;
 
   static std::unique_ptr<Bst> create(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
                                      const EpochOptions& opt = {})
@@ -99,7 +103,7 @@ class Bst {
   {
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     t->es_ = Sys::create(pool, name, Kind::kBst, threads, opt);
-    t->init_sentinels(new Node(0, 1, nullptr));  // leaf(inf0)
+    t->init_sentinels(new Node(K{}, 1, nullptr));  // leaf(inf0)
     return t;
   }
   // The transient original: payloads in DRAM, nothing persists.
@@ -108,7 +112,7 @@ class Bst {
   {
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     t->es_ = Sys::create(threads);
-    t->init_sentinels(new Node(0, 1, nullptr));  // leaf(inf0)
+    t->init_sentinels(new Node(K{}, 1, nullptr));  // leaf(inf0)
     return t;
   }
   static std::unique_ptr<Bst> attach(pmem::Pool& pool, std::string_view name, int threads, const BstOptions& bo = {},
@@ -124,11 +128,8 @@ class Bst {
     // The rebuild (see the header): sorted in recovery_threads threads,
     // checked, then built with disjoint subtrees in parallel.
     const int rthreads = std::max(1, opt.recovery_threads);
-    const std::vector<internal::Keyed> keyed = internal::sort_by_key(kept, rthreads);
-    // At most one payload per key (see the header): anything else is a
-    // recovery bug, reported before any node is made.
-    if (const auto k = internal::duplicate_key(keyed))
-      throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
+    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, rthreads);
+    internal::check_distinct_keys(keyed);  // at most one payload per key (see the header)
     // Leaves 0 .. n-1 are the kept payloads' (sorted), leaf n is leaf(inf0).
     t->init_sentinels(build(keyed, 0, keyed.size() + 1, internal::rebuild_parts(keyed.size(), rthreads)));
     // ORDER: build's threads are joined; the tree is handed to its user by
@@ -144,7 +145,7 @@ class Bst {
   }
 
   // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
     auto g = ebr_->pin(tid);
     PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);
     Node* nl = new Node(key, 0, p);
@@ -166,7 +167,7 @@ class Bst {
           }
         } else {
           // NM insert: a new internal node with the old and the new leaf.
-          if (ni == nullptr) ni = new Node(0, 0, nullptr);
+          if (ni == nullptr) ni = new Node(K{}, 0, nullptr);
           const bool new_left = less(key, s.leaf);
           ni->key = new_left ? s.leaf->key : key;
           ni->inf = new_left ? s.leaf->inf : 0;
@@ -183,7 +184,7 @@ class Bst {
     }
   }
 
-  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+  std::optional<std::int64_t> get(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     Seek s;
     seek(key, s);
@@ -193,7 +194,7 @@ class Bst {
     return value_of(s.leaf->payload);
   }
 
-  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+  std::optional<std::int64_t> erase(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     for (;;) {
       Seek s;
@@ -228,8 +229,8 @@ class Bst {
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::vector<std::pair<K, std::int64_t>> contents() {
+    std::vector<std::pair<K, std::int64_t>> out;
     collect(es_->load(s_node()->left), out);
     return out;
   }
@@ -240,10 +241,10 @@ class Bst {
   static constexpr std::uint64_t kBits = kFlag | kTag;
   struct alignas(16) Node {
     CASObj left{0}, right{0};
-    std::int64_t key;
+    K key;  // a sentinel's is never read
     std::uint64_t inf;  // 0: a real key; 1, 2, 3: the sentinels inf0 < inf1 < inf2
     PBlk* payload;      // leaves of real keys only
-    Node(std::int64_t k, std::uint64_t i, PBlk* p) : key(k), inf(i), payload(p) {}
+    Node(const K& k, std::uint64_t i, PBlk* p) : key(k), inf(i), payload(p) {}
   };
   // NM's seek record; leaf_edge is the value of parent's edge to leaf as
   // the seek read it (with its bits).
@@ -256,40 +257,40 @@ class Bst {
   };
 
   Bst(int threads, const BstOptions& bo)
-      : payload_bytes_(internal::kv_payload_bytes(bo.value_bytes)),
+      : payload_bytes_(internal::kv_payload_bytes<K>(bo.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {}
 
   static std::uint64_t ptr(const Node* n) { return reinterpret_cast<std::uint64_t>(n); }
   static Node* addr(std::uint64_t w) { return reinterpret_cast<Node*>(w & ~kBits); }
-  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
   // key < node's key (a sentinel's key is larger than every real key).
-  static bool less(std::int64_t key, const Node* n) { return n->inf != 0 || key < n->key; }
-  static CASObj& child_edge(Node* n, std::int64_t key) { return less(key, n) ? n->left : n->right; }
+  static bool less(const K& key, const Node* n) { return n->inf != 0 || key < n->key; }
+  static CASObj& child_edge(Node* n, const K& key) { return less(key, n) ? n->left : n->right; }
   Node* s_node() { return addr(es_->load(root_->left)); }
 
   // R(inf2){ S(inf1){ sub, leaf(inf1) }, leaf(inf2) } where sub is S's left
   // subtree (leaf(inf0) alone in a new tree).
   void init_sentinels(Node* sub) {
-    Node* s = new Node(0, 2, nullptr);
+    Node* s = new Node(K{}, 2, nullptr);
     Sys::init(s->left, ptr(sub));
-    Sys::init(s->right, ptr(new Node(0, 2, nullptr)));
-    root_ = new Node(0, 3, nullptr);
+    Sys::init(s->right, ptr(new Node(K{}, 2, nullptr)));
+    root_ = new Node(K{}, 3, nullptr);
     Sys::init(root_->left, ptr(s));
-    Sys::init(root_->right, ptr(new Node(0, 3, nullptr)));
+    Sys::init(root_->right, ptr(new Node(K{}, 3, nullptr)));
   }
   // A balanced external tree over leaves [lo, hi) of keyed (sorted; leaf
   // keyed.size() is leaf(inf0)): each internal node's key is its right
   // subtree's smallest. With threads > 1 the left subtree is built by a new
   // thread (threads / 2 of them), the right one by this thread (the rest):
   // the subtrees are disjoint, and the shape is the same for any threads.
-  static Node* build(const std::vector<internal::Keyed>& keyed, std::size_t lo, std::size_t hi, std::size_t threads) {
+  static Node* build(const std::vector<Keyed>& keyed, std::size_t lo, std::size_t hi, std::size_t threads) {
     const auto leaf = [&](std::size_t i) {
-      return i < keyed.size() ? new Node(keyed[i].first, 0, keyed[i].second) : new Node(0, 1, nullptr);
+      return i < keyed.size() ? new Node(keyed[i].first, 0, keyed[i].second) : new Node(K{}, 1, nullptr);
     };
     if (hi - lo == 1) return leaf(lo);
     const std::size_t mid = lo + (hi - lo) / 2;
-    Node* n = mid < keyed.size() ? new Node(keyed[mid].first, 0, nullptr) : new Node(0, 1, nullptr);
+    Node* n = mid < keyed.size() ? new Node(keyed[mid].first, 0, nullptr) : new Node(K{}, 1, nullptr);
     Node* left;
     Node* right;
     if (threads > 1) {
@@ -307,7 +308,7 @@ class Bst {
   }
 
   // NM Algorithm 1 (seek).
-  void seek(std::int64_t key, Seek& s) {
+  void seek(const K& key, Seek& s) {
     s.ancestor = root_;
     s.successor = s_node();
     s.parent = s.successor;
@@ -333,7 +334,7 @@ class Bst {
 
   // NM Algorithm 4 (cleanup): true iff this call's swing removed the leaf
   // the seek record found flagged (or its sibling).
-  bool cleanup(int tid, std::int64_t key, const Seek& s) {
+  bool cleanup(int tid, const K& key, const Seek& s) {
     Node* ancestor = s.ancestor;
     Node* successor = s.successor;
     Node* parent = s.parent;
@@ -376,7 +377,7 @@ class Bst {
     }
   }
 
-  void collect(std::uint64_t w, std::vector<std::pair<std::int64_t, std::int64_t>>& out) {
+  void collect(std::uint64_t w, std::vector<std::pair<K, std::int64_t>>& out) {
     Node* n = addr(w);
     const std::uint64_t l = es_->load(n->left);
     if (addr(l) == nullptr) {
@@ -414,6 +415,7 @@ class Bst {
 
 // The paper's DRAM (T): the same tree with its payloads in DRAM and plain
 // CASes (transient_sys.h).
-using TransientBst = Bst<fault::kNone, TransientSys>;
+template <class K = std::int64_t>
+using TransientBst = Bst<fault::kNone, K, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -15,10 +15,11 @@
 //
 // What it is. Towers of DRAM nodes; each node holds its key and a `val`
 // CASObj with the pointer to its immutable payload {key, value} in the
-// pool (only payloads persist), and `next[level]` CASObjs whose low bit
-// marks the tower as removed at that level. Deviation from Herlihy–Shavit,
-// and why: their remove linearizes at marking next[0]; a put on a present
-// key would then be a second word (the value), and a concurrent put and
+// pool (only payloads persist), and `next[level]` CASObjs (as many as its
+// height, in the node's allocation) whose low bit marks the tower as
+// removed at that level. Deviation from Herlihy–Shavit, and why: their
+// remove linearizes at marking next[0]; a put on a present key would
+// then be a second word (the value), and a concurrent put and
 // erase could both succeed on one node (the hash map's D6). Here the
 // logical deletion is a mark in `val`: replace and erase both lin_CAS
 // `val`, and meet there. next[] marks (all levels, top down) follow the
@@ -71,10 +72,12 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -89,9 +92,11 @@ struct SkipListOptions {
   std::size_t value_bytes = 8;  // payload value size (>= 8; the value is its first 8 bytes)
 };
 
+// K: std::int64_t, or ferrite::Key32 (32-byte keys compared as bytes,
+// stored in the payload and in the tower: `ferrite bench --key-size 32`).
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
 // original, TransientSkipList below).
-template <unsigned F = fault::kNone, class S = EpochSys<F>>
+template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
 class SkipList {
  public:
   using Sys = S;
@@ -101,7 +106,9 @@ class SkipList {
   using PBlk = typename Sys::Blk;
   using Options = SkipListOptions;
   static constexpr int kLevels = 20;  // 2^20 keys at p = 1/2
-  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
+  using Key = K;
+  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
+  using Keyed = internal::KeyedOf<K>;
 
   static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
                                           const SkipListOptions& so = {}, const EpochOptions& opt = {})
@@ -133,11 +140,8 @@ class SkipList {
     // The rebuild (see the header): sorted in recovery_threads threads,
     // checked, then built in contiguous key ranges in parallel.
     const int rthreads = std::max(1, opt.recovery_threads);
-    const std::vector<internal::Keyed> keyed = internal::sort_by_key(kept, rthreads);
-    // At most one payload per key (see the header): anything else is a
-    // recovery bug, reported before any node is made.
-    if (const auto k = internal::duplicate_key(keyed))
-      throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
+    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, rthreads);
+    internal::check_distinct_keys(keyed);  // at most one payload per key (see the header)
     l->rebuild(keyed, rthreads);
     return l;
   }
@@ -147,14 +151,14 @@ class SkipList {
     ebr_.reset();
     Node* n = head_;
     while (n != nullptr) {
-      Node* next = addr<Node>(es_->load(n->next[0]));
-      delete n;
+      Node* next = addr<Node>(es_->load(n->next(0)));
+      Node::destroy(n);
       n = next;
     }
   }
 
   // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
     auto g = ebr_->pin(tid);
     PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);  // outside the retry loop (Fig. 7's pattern)
     Node* nn = nullptr;  // a new tower, reused across retries
@@ -169,7 +173,7 @@ class SkipList {
           const std::int64_t ov = value_of(old);
           es_->pdetach(tid, old);
           if (es_->lin_cas(tid, n->val, w, ptr(p))) {
-            delete nn;
+            if (nn != nullptr) Node::destroy(nn);
             ebr_->retire(tid, old, &SkipList::free_payload, this);
             return ov;
           }
@@ -179,18 +183,18 @@ class SkipList {
         continue;
       }
       if (nn == nullptr) {
-        nn = new Node(key, random_height(ts(tid).rng));
+        nn = Node::make(key, random_height(ts(tid).rng));
         Sys::init(nn->val, ptr(p));
       }
-      for (int lv = 0; lv < nn->height; ++lv) Sys::init(nn->next[lv], ptr(succs[lv]));
-      if (es_->lin_cas(tid, preds[0]->next[0], ptr(succs[0]), ptr(nn))) {
+      for (int lv = 0; lv < nn->height; ++lv) Sys::init(nn->next(lv), ptr(succs[lv]));
+      if (es_->lin_cas(tid, preds[0]->next(0), ptr(succs[0]), ptr(nn))) {
         link_upper(tid, nn, preds, succs);
         return std::nullopt;
       }
     }
   }
 
-  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+  std::optional<std::int64_t> get(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     Node* preds[kLevels];
     Node* succs[kLevels];
@@ -200,7 +204,7 @@ class SkipList {
     return value_of(addr<PBlk>(w));
   }
 
-  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+  std::optional<std::int64_t> erase(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     Node* preds[kLevels];
     Node* succs[kLevels];
@@ -232,9 +236,9 @@ class SkipList {
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    for (Node* n = addr<Node>(es_->load(head_->next[0])); n != nullptr; n = addr<Node>(es_->load(n->next[0]))) {
+  std::vector<std::pair<K, std::int64_t>> contents() {
+    std::vector<std::pair<K, std::int64_t>> out;
+    for (Node* n = addr<Node>(es_->load(head_->next(0))); n != nullptr; n = addr<Node>(es_->load(n->next(0)))) {
       const std::uint64_t w = es_->load(n->val);
       if ((w & kMark) == 0) out.emplace_back(n->key, value_of(addr<PBlk>(w)));
     }
@@ -243,24 +247,48 @@ class SkipList {
 
  private:
   static constexpr std::uint64_t kMark = 1;
+  // A tower sized to its height: the header, then `height` CASObjs
+  // (next(0) .. next(height - 1)) in the same allocation. Heights are
+  // geometric (p = 1/2): the average tower has two links, 64 B with the
+  // 16-byte CASObj, where a fixed kLevels array made every node 352 B
+  // (recovery's rebuild allocated 92 MB of towers for 260k keys).
   struct alignas(16) Node {
     CASObj val{0};
-    CASObj next[kLevels];
-    std::int64_t key;
+    K key;
     int height;
     std::atomic<int> done{0};  // K3: inserter and eraser, each adds 1 when done
-    Node(std::int64_t k, int h) : key(k), height(h) {}
+
+    static Node* make(const K& k, int h) {
+      void* mem = ::operator new(sizeof(Node) + static_cast<std::size_t>(h) * sizeof(CASObj),
+                                 std::align_val_t{alignof(Node)});
+      Node* n = ::new (mem) Node(k, h);
+      for (int lv = 0; lv < h; ++lv) ::new (static_cast<void*>(n->links() + lv)) CASObj(0);
+      return n;
+    }
+    static void destroy(Node* n) {
+      static_assert(std::is_trivially_destructible_v<CASObj>, "towers are freed without destroying their links");
+      n->~Node();
+      ::operator delete(static_cast<void*>(n), std::align_val_t{alignof(Node)});
+    }
+    CASObj& next(int lv) { return links()[lv]; }
+
+   private:
+    Node(const K& k, int h) : key(k), height(h) {}
+    // The links follow the header; sizeof(Node) is a multiple of its
+    // alignment, which is at least CASObj's.
+    CASObj* links() { return std::launder(reinterpret_cast<CASObj*>(this + 1)); }
   };
+  static_assert(sizeof(Node) % alignof(CASObj) == 0 && alignof(Node) >= alignof(CASObj));
   struct alignas(64) PerThread {
     std::uint64_t rng;
   };
 
   SkipList(int threads, const SkipListOptions& so)
-      : payload_bytes_(internal::kv_payload_bytes(so.value_bytes)),
+      : payload_bytes_(internal::kv_payload_bytes<K>(so.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)),
         per_thread_(new PerThread[static_cast<std::size_t>(threads)]) {
     for (int t = 0; t < threads; ++t) per_thread_[static_cast<std::size_t>(t)].rng = 0x9e3779b97f4a7c15ull * (t + 1) | 1;
-    head_ = new Node(0, kLevels);
+    head_ = Node::make(K{}, kLevels);  // its key is never read
   }
 
   template <class T = Node>
@@ -271,7 +299,7 @@ class SkipList {
   static T* addr(std::uint64_t w) {
     return reinterpret_cast<T*>(w & ~kMark);
   }
-  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
   PerThread& ts(int tid) { return per_thread_[static_cast<std::size_t>(tid)]; }
   // Geometric heights, p = 1/2, in [1, kLevels].
@@ -286,21 +314,21 @@ class SkipList {
   // HS find: for each level, preds[l].key < key <= succs[l].key (null =
   // +inf), unlinking every marked node met on the way (plain CASes; a
   // failure restarts from the head). True iff succs[0] has the key.
-  bool find(std::int64_t key, Node** preds, Node** succs) {
+  bool find(const K& key, Node** preds, Node** succs) {
   retry:
     Node* pred = head_;
     for (int lv = kLevels - 1; lv >= 0; --lv) {
-      Node* curr = addr<Node>(es_->load(pred->next[lv]));
+      Node* curr = addr<Node>(es_->load(pred->next(lv)));
       for (;;) {
         if (curr == nullptr) break;
-        std::uint64_t succ = es_->load(curr->next[lv]);
+        std::uint64_t succ = es_->load(curr->next(lv));
         while ((succ & kMark) != 0) {
           // curr is removed at this level: unlink it (pred unmarked, else
           // the CAS fails and we restart).
-          if (!es_->cas(pred->next[lv], ptr(curr), succ & ~kMark)) goto retry;
+          if (!es_->cas(pred->next(lv), ptr(curr), succ & ~kMark)) goto retry;
           curr = addr<Node>(succ);
           if (curr == nullptr) break;
-          succ = es_->load(curr->next[lv]);
+          succ = es_->load(curr->next(lv));
         }
         if (curr == nullptr || curr->key >= key) break;
         pred = curr;
@@ -315,8 +343,8 @@ class SkipList {
   // Marks n's tower top down (K2), then unlinks it on key's path.
   void help_remove(Node* n) {
     for (int lv = n->height - 1; lv >= 0; --lv) {
-      std::uint64_t w = es_->load(n->next[lv]);
-      while ((w & kMark) == 0 && !es_->cas(n->next[lv], w, w | kMark)) w = es_->load(n->next[lv]);
+      std::uint64_t w = es_->load(n->next(lv));
+      while ((w & kMark) == 0 && !es_->cas(n->next(lv), w, w | kMark)) w = es_->load(n->next(lv));
     }
     Node* preds[kLevels];
     Node* succs[kLevels];
@@ -327,10 +355,10 @@ class SkipList {
   void link_upper(int tid, Node* n, Node** preds, Node** succs) {
     for (int lv = 1; lv < n->height; ++lv) {
       for (;;) {
-        const std::uint64_t w = es_->load(n->next[lv]);
+        const std::uint64_t w = es_->load(n->next(lv));
         if ((w & kMark) != 0) goto finished;  // erased meanwhile: stop linking
-        if (w != ptr(succs[lv]) && !es_->cas(n->next[lv], w, ptr(succs[lv]))) continue;
-        if (es_->cas(preds[lv]->next[lv], ptr(succs[lv]), ptr(n))) break;
+        if (w != ptr(succs[lv]) && !es_->cas(n->next(lv), w, ptr(succs[lv]))) continue;
+        if (es_->cas(preds[lv]->next(lv), ptr(succs[lv]), ptr(n))) break;
         find(n->key, preds, succs);
         // A find that does not return n at level 0 means n was unlinked
         // there (erased): stop.
@@ -365,7 +393,7 @@ class SkipList {
   // part makes the towers of a contiguous range and links them at every
   // level, remembering its first and last tower per level; then one thread
   // stitches the parts together behind the head, level by level.
-  void rebuild(const std::vector<internal::Keyed>& keyed, int threads) {
+  void rebuild(const std::vector<Keyed>& keyed, int threads) {
     const std::size_t n = keyed.size();
     const std::size_t parts = internal::rebuild_parts(n, threads);
     struct Ends {
@@ -376,14 +404,14 @@ class SkipList {
     internal::run_parts(parts, [&](std::size_t part) {
       Ends& e = ends[part];
       for (std::size_t i = n * part / parts; i < n * (part + 1) / parts; ++i) {
-        Node* x = new Node(keyed[i].first, height_at(i));
+        Node* x = Node::make(keyed[i].first, height_at(i));
         Sys::init(x->val, ptr(keyed[i].second));
         x->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
         for (int lv = 0; lv < x->height; ++lv) {
           if (e.last[lv] == nullptr)
             e.first[lv] = x;
           else
-            Sys::init(e.last[lv]->next[lv], ptr(x));
+            Sys::init(e.last[lv]->next(lv), ptr(x));
           e.last[lv] = x;
         }
       }
@@ -395,13 +423,13 @@ class SkipList {
       Node* last = head_;
       for (const Ends& e : ends) {
         if (e.first[lv] == nullptr) continue;
-        Sys::init(last->next[lv], ptr(e.first[lv]));
+        Sys::init(last->next(lv), ptr(e.first[lv]));
         last = e.last[lv];
       }
     }
   }
 
-  static void free_node(void*, void* p, int) { delete static_cast<Node*>(p); }
+  static void free_node(void*, void* p, int) { Node::destroy(static_cast<Node*>(p)); }
   static void free_payload(void* ctx, void* p, int tid) {
     auto* l = static_cast<SkipList*>(ctx);
     if (!l->closing_) l->es_->pdelete(tid, static_cast<PBlk*>(p));
@@ -417,6 +445,7 @@ class SkipList {
 
 // The paper's DRAM (T): the same skip list with its payloads in DRAM and plain
 // CASes (transient_sys.h).
-using TransientSkipList = SkipList<fault::kNone, TransientSys>;
+template <class K = std::int64_t>
+using TransientSkipList = SkipList<fault::kNone, K, TransientSys>;
 
 }  // namespace ferrite::montage

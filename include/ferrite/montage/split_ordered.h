@@ -93,6 +93,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -109,9 +110,11 @@ struct SplitOrderedOptions {
   std::size_t value_bytes = 8;      // payload value size (>= 8; the value is its first 8 bytes)
 };
 
+// K: std::int64_t, or ferrite::Key32 (32-byte keys hashed and compared as
+// bytes, stored in the payload and the node: `ferrite bench --key-size 32`).
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
 // original, TransientSplitOrderedMap below).
-template <unsigned F = fault::kNone, class S = EpochSys<F>>
+template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
 class SplitOrderedMap {
  public:
   using Sys = S;
@@ -120,7 +123,8 @@ class SplitOrderedMap {
   using CASObj = typename Sys::CASObj;
   using PBlk = typename Sys::Blk;
   using Options = SplitOrderedOptions;
-  using KV = internal::KV;  // {key, value} + padding (internal/kv_payload.h)
+  using Key = K;
+  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
   // Segment i > 0 holds buckets [2^(i-1), 2^i): 2^(kSegments-1) buckets at most.
   static constexpr int kSegments = 40;
   static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << (kSegments - 1);
@@ -173,7 +177,7 @@ class SplitOrderedMap {
   }
 
   // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, std::int64_t key, std::int64_t value) {
+  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
     auto g = ebr_->pin(tid);
     // Fig. 7's pattern: pnew outside the retry loop; abort_op (l.91–92)
     // resets it for the next attempt, pdetach is repeated inside.
@@ -212,7 +216,7 @@ class SplitOrderedMap {
     }
   }
 
-  std::optional<std::int64_t> get(int tid, std::int64_t key) {
+  std::optional<std::int64_t> get(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     const std::uint64_t h = hash(key);
     CASObj* prev;
@@ -222,7 +226,7 @@ class SplitOrderedMap {
     return value_of(curr->payload);
   }
 
-  std::optional<std::int64_t> erase(int tid, std::int64_t key) {
+  std::optional<std::int64_t> erase(int tid, const K& key) {
     auto g = ebr_->pin(tid);
     const std::uint64_t h = hash(key);
     const std::uint64_t so = so_regular(h);
@@ -253,8 +257,8 @@ class SplitOrderedMap {
   std::int64_t approximate_size() const { return count_.load(std::memory_order_relaxed); }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<std::int64_t, std::int64_t>> contents() {
-    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  std::vector<std::pair<K, std::int64_t>> contents() {
+    std::vector<std::pair<K, std::int64_t>> out;
     for_each_node([&](Node* n, bool marked) {
       if (n->payload != nullptr && !marked) out.emplace_back(n->key, value_of(n->payload));
     });
@@ -276,7 +280,7 @@ class SplitOrderedMap {
         if (before(n, last))
           err = "list out of split order at so " + std::to_string(n->so);
         else if (equal && !last_marked)
-          err = "two nodes of key " + std::to_string(n->key) + " and the first is not marked (replaced)";
+          err = "two nodes of key " + internal::key_text(n->key) + " and the first is not marked (replaced)";
       }
       if (!marked) {
         if (last_unmarked != nullptr && !before(last_unmarked, n) && err.empty())
@@ -315,13 +319,18 @@ class SplitOrderedMap {
     x = ((x >> 4) & 0x0f0f0f0f0f0f0f0full) | ((x & 0x0f0f0f0f0f0f0f0full) << 4);
     return __builtin_bswap64(x);
   }
-  // A 63-bit hash: splitmix64's finalizer (a bijection of 64 bits), top
-  // bit dropped (two keys may share a hash; the key breaks the tie).
-  static constexpr std::uint64_t hash(std::int64_t key) {
-    std::uint64_t z = static_cast<std::uint64_t>(key);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return (z ^ (z >> 31)) & ~(std::uint64_t{1} << 63);
+  // A 63-bit hash: splitmix64's finalizer (a bijection of 64 bits), or
+  // Key32's hash of its 32 bytes, top bit dropped (two keys may share a
+  // hash; the key breaks the tie).
+  static constexpr std::uint64_t hash(const K& key) {
+    if constexpr (std::is_same_v<K, std::int64_t>) {
+      std::uint64_t z = static_cast<std::uint64_t>(key);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      return (z ^ (z >> 31)) & ~(std::uint64_t{1} << 63);
+    } else {
+      return key.hash() & ~(std::uint64_t{1} << 63);
+    }
   }
   static constexpr std::uint64_t so_regular(std::uint64_t h) { return reverse_bits(h) | 1; }  // SS so_regularkey
   static constexpr std::uint64_t so_dummy(std::uint64_t b) { return reverse_bits(b); }       // SS so_dummykey
@@ -331,14 +340,14 @@ class SplitOrderedMap {
   struct alignas(16) Node {
     CASObj next{0};
     std::uint64_t so;  // split-order key
-    std::int64_t key;  // regular nodes; 0 in dummies
+    K key;             // regular nodes; K{} in dummies
     PBlk* payload;     // null: a dummy
-    Node(std::uint64_t s, std::int64_t k, PBlk* p) : so(s), key(k), payload(p) {}
+    Node(std::uint64_t s, const K& k, PBlk* p) : so(s), key(k), payload(p) {}
   };
   using Slot = std::atomic<Node*>;
 
   SplitOrderedMap(int threads, const SplitOrderedOptions& so)
-      : payload_bytes_(internal::kv_payload_bytes(so.value_bytes)),
+      : payload_bytes_(internal::kv_payload_bytes<K>(so.value_bytes)),
         max_load_(std::max<std::size_t>(1, so.max_load)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {
     initial_ = 1;
@@ -348,12 +357,12 @@ class SplitOrderedMap {
   // A new table: initial_ buckets, only bucket 0's dummy (SS: T[0] = dummy(0)).
   void init_empty() {
     size_.store(initial_, std::memory_order_relaxed);
-    slot(0).store(new Node(0, 0, nullptr), std::memory_order_release);
+    slot(0).store(new Node(0, K{}, nullptr), std::memory_order_release);
   }
   static std::uint64_t ptr(const Node* n) { return reinterpret_cast<std::uint64_t>(n); }
   static Node* addr(std::uint64_t w) { return reinterpret_cast<Node*>(w & ~kMark); }
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
-  static std::int64_t key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   // The list order (S1): split-order key, then the key (regular nodes of
   // one hash; a dummy's so is never a regular node's).
   static bool before(const Node* a, const Node* b) { return a->so != b->so ? a->so < b->so : a->key < b->key; }
@@ -401,12 +410,12 @@ class SplitOrderedMap {
   Node* initialize_bucket(int tid, std::uint64_t b) {
     const std::uint64_t parent = b & ~(std::uint64_t{1} << (std::bit_width(b) - 1));
     Node* start = bucket_dummy(tid, parent);
-    Node* d = new Node(so_dummy(b), 0, nullptr);
+    Node* d = new Node(so_dummy(b), K{}, nullptr);
     for (;;) {
       CASObj* prev;
       Node* curr;
       std::uint64_t next;
-      if (find(tid, start, d->so, 0, prev, curr, next)) {
+      if (find(tid, start, d->so, K{}, prev, curr, next)) {
         delete d;  // another thread's dummy is in the list: use it
         d = curr;
         break;
@@ -435,7 +444,7 @@ class SplitOrderedMap {
   // that held curr (unmarked), curr the first node not before (so, key) (or
   // null), next curr's successor (unmarked when returned). Unlinks and
   // retires the marked nodes it meets (S4).
-  bool find(int tid, Node* start, std::uint64_t so, std::int64_t key, CASObj*& prev, Node*& curr,
+  bool find(int tid, Node* start, std::uint64_t so, const K& key, CASObj*& prev, Node*& curr,
             std::uint64_t& next) {
   retry:
     prev = &start->next;
@@ -479,7 +488,7 @@ class SplitOrderedMap {
     auto make_and_sort = [&](std::size_t part) {
       for (std::size_t i = bounds[part]; i < bounds[part + 1]; ++i)
         nodes[i] = i < kept.size() ? new Node(so_regular(hash(key_of(kept[i]))), key_of(kept[i]), kept[i])
-                                   : new Node(so_dummy(i - kept.size()), 0, nullptr);
+                                   : new Node(so_dummy(i - kept.size()), K{}, nullptr);
       std::sort(nodes.begin() + static_cast<std::ptrdiff_t>(bounds[part]),
                 nodes.begin() + static_cast<std::ptrdiff_t>(bounds[part + 1]), before);
     };
@@ -493,9 +502,9 @@ class SplitOrderedMap {
     // recovery bug, reported before any slot is set.
     for (std::size_t i = 0; i + 1 < n; ++i) {
       if (nodes[i]->payload != nullptr && nodes[i + 1]->payload != nullptr && !before(nodes[i], nodes[i + 1])) {
-        const std::int64_t k = nodes[i]->key;
+        const std::string k = internal::key_text(nodes[i]->key);
         for (Node* y : nodes) delete y;
-        throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(k));
+        throw std::runtime_error("montage: two recovered payloads for key " + k);
       }
     }
     for (std::size_t i = 0; i < n; ++i) {
@@ -532,6 +541,7 @@ class SplitOrderedMap {
 
 // The paper's DRAM (T): the same table with its payloads in DRAM and plain
 // CASes (transient_sys.h).
-using TransientSplitOrderedMap = SplitOrderedMap<fault::kNone, TransientSys>;
+template <class K = std::int64_t>
+using TransientSplitOrderedMap = SplitOrderedMap<fault::kNone, K, TransientSys>;
 
 }  // namespace ferrite::montage

@@ -13,7 +13,10 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -84,22 +87,27 @@ void run_parts(std::size_t parts, Fn&& fn) {
 // over the pool) and sorts its chunk in DRAM; the chunks are then merged
 // pairwise, the merges of one round in parallel. A comparator reading keys
 // from the pool would cost two random pool accesses per comparison.
-using Keyed = std::pair<std::int64_t, PBlk*>;
-inline std::vector<Keyed> sort_by_key(const std::vector<PBlk*>& kept, int threads) {
+// K: the payloads' key (KVOf<K>), std::int64_t or Key32.
+template <class K = std::int64_t>
+using KeyedOf = std::pair<K, PBlk*>;
+using Keyed = KeyedOf<>;
+template <class K = std::int64_t>
+std::vector<KeyedOf<K>> sort_by_key(const std::vector<PBlk*>& kept, int threads) {
+  using Pair = KeyedOf<K>;
   const std::size_t n = kept.size();
-  std::vector<Keyed> keyed(n);
+  std::vector<Pair> keyed(n);
   const std::size_t parts = rebuild_parts(n, threads);
   std::vector<std::size_t> bounds(parts + 1);
   for (std::size_t i = 0; i <= parts; ++i) bounds[i] = n * i / parts;
-  const auto by_key = [](const Keyed& a, const Keyed& b) { return a.first < b.first; };
+  const auto by_key = [](const Pair& a, const Pair& b) { return a.first < b.first; };
   const auto at = [&](std::size_t i) { return keyed.begin() + static_cast<std::ptrdiff_t>(i); };
   run_parts(parts, [&](std::size_t part) {
     for (std::size_t i = bounds[part]; i < bounds[part + 1]; ++i)
-      keyed[i] = {static_cast<const KV*>(kept[i]->data())->key, kept[i]};
+      keyed[i] = {static_cast<const KVOf<K>*>(kept[i]->data())->key, kept[i]};
     std::sort(at(bounds[part]), at(bounds[part + 1]), by_key);
   });
   if (parts == 1) return keyed;
-  std::vector<Keyed> other(n);
+  std::vector<Pair> other(n);
   for (std::size_t width = 1; width < parts; width *= 2) {
     // Round `width`: runs [lo, lo + width) and [lo + width, lo + 2 width)
     // of chunks are merged into `other`; a run without a partner is copied.
@@ -114,11 +122,34 @@ inline std::vector<Keyed> sort_by_key(const std::vector<PBlk*>& kept, int thread
   return keyed;
 }
 
-// The first key of `keyed` (sorted) that appears twice, if any.
-inline std::optional<std::int64_t> duplicate_key(const std::vector<Keyed>& keyed) {
+// A key as text, for recovery's errors: the number, or the key's bytes in
+// hex.
+template <class K>
+std::string key_text(const K& key) {
+  if constexpr (std::is_same_v<K, std::int64_t>) {
+    return std::to_string(key);
+  } else {
+    static_assert(std::is_trivially_copyable_v<K>);
+    unsigned char b[sizeof(K)];
+    std::memcpy(b, &key, sizeof b);
+    std::string out;
+    for (const unsigned char c : b) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+    return out;
+  }
+}
+
+// Throws recovery's error if `keyed` (sorted) holds a key twice: at most
+// one payload per key survives the scan, anything else is a recovery bug,
+// reported before any node is made.
+template <class K>
+void check_distinct_keys(const std::vector<KeyedOf<K>>& keyed) {
   for (std::size_t i = 1; i < keyed.size(); ++i)
-    if (keyed[i].first == keyed[i - 1].first) return keyed[i].first;
-  return std::nullopt;
+    if (keyed[i].first == keyed[i - 1].first)
+      throw std::runtime_error("montage: two recovered payloads for key " + key_text(keyed[i].first));
 }
 
 }  // namespace ferrite::montage::internal
