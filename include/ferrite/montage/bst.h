@@ -50,9 +50,9 @@
 // one's anti-node in one operation; two are a recovery bug, which throws).
 // The tree is rebuilt balanced from the kept payloads sorted by key: leaves
 // in order, each internal node keyed by the smallest key of its right
-// subtree, leaf(inf0) rightmost. In EpochOptions::recovery_threads threads:
-// the keys are read and sorted in chunks, merged, and disjoint subtrees
-// are built by different threads (the same tree for any thread count).
+// subtree, leaf(inf0) rightmost. The keys are read and sorted in
+// EpochOptions::recovery_threads threads (chunks, then merged); the nodes
+// are made by the calling thread (why one: internal/kv_payload.h).
 // Rebuilding needs no pool writes; a crash during it (or during the epoch
 // system's recovery, which is idempotent) recovers the same state.
 #pragma once
@@ -65,7 +65,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -126,15 +125,14 @@ class Bst {
     std::vector<PBlk*> kept;
     t->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
     // The rebuild (see the header): sorted in recovery_threads threads,
-    // checked, then built with disjoint subtrees in parallel.
-    const int rthreads = std::max(1, opt.recovery_threads);
-    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, rthreads);
+    // checked, then built.
+    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, std::max(1, opt.recovery_threads));
     internal::check_distinct_keys(keyed);  // at most one payload per key (see the header)
     // Leaves 0 .. n-1 are the kept payloads' (sorted), leaf n is leaf(inf0).
-    t->init_sentinels(build(keyed, 0, keyed.size() + 1, internal::rebuild_parts(keyed.size(), rthreads)));
-    // ORDER: build's threads are joined; the tree is handed to its user by
-    // this thread, and a thread it starts later synchronizes through that
-    // start (Sys::init's plain stores need no more).
+    t->init_sentinels(build(keyed, 0, keyed.size() + 1));
+    // ORDER: the tree is handed to its user by this thread (which built
+    // it), and a thread it starts later synchronizes through that start
+    // (Sys::init's plain stores need no more).
     return t;
   }
 
@@ -281,29 +279,16 @@ class Bst {
   }
   // A balanced external tree over leaves [lo, hi) of keyed (sorted; leaf
   // keyed.size() is leaf(inf0)): each internal node's key is its right
-  // subtree's smallest. With threads > 1 the left subtree is built by a new
-  // thread (threads / 2 of them), the right one by this thread (the rest):
-  // the subtrees are disjoint, and the shape is the same for any threads.
-  static Node* build(const std::vector<Keyed>& keyed, std::size_t lo, std::size_t hi, std::size_t threads) {
+  // subtree's smallest.
+  static Node* build(const std::vector<Keyed>& keyed, std::size_t lo, std::size_t hi) {
     const auto leaf = [&](std::size_t i) {
       return i < keyed.size() ? new Node(keyed[i].first, 0, keyed[i].second) : new Node(K{}, 1, nullptr);
     };
     if (hi - lo == 1) return leaf(lo);
     const std::size_t mid = lo + (hi - lo) / 2;
     Node* n = mid < keyed.size() ? new Node(keyed[mid].first, 0, nullptr) : new Node(K{}, 1, nullptr);
-    Node* left;
-    Node* right;
-    if (threads > 1) {
-      // ORDER: `left` is written by the thread and read after its join.
-      std::thread lt([&] { left = build(keyed, lo, mid, threads / 2); });
-      right = build(keyed, mid, hi, threads - threads / 2);
-      lt.join();
-    } else {
-      left = build(keyed, lo, mid, 1);
-      right = build(keyed, mid, hi, 1);
-    }
-    Sys::init(n->left, ptr(left));
-    Sys::init(n->right, ptr(right));
+    Sys::init(n->left, ptr(build(keyed, lo, mid)));
+    Sys::init(n->right, ptr(build(keyed, mid, hi)));
     return n;
   }
 

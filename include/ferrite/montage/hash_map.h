@@ -35,8 +35,9 @@
 // (kept sorted). At most one payload per key is in use (a put that
 // replaces commits its new payload and the anti-node of the old one in one
 // operation), so no key appears twice (if one does, recovery has a bug:
-// attach throws). The index is rebuilt in EpochOptions::recovery_threads
-// threads, each owning a disjoint range of buckets (rebuild()).
+// attach throws). The index's nodes are made by the calling thread and
+// linked in EpochOptions::recovery_threads threads, each owning a disjoint
+// range of buckets (rebuild()).
 #pragma once
 
 #include <algorithm>
@@ -225,10 +226,11 @@ class HashMap {
     return static_cast<std::size_t>(h & (nbuckets_ - 1));
   }
 
-  // Recovery's index (see the header), in `threads` parts, two rounds:
-  //  1. part p makes the nodes of a contiguous chunk of `kept` (the scan's
-  //     slab order: one sequential pass over the pool reads each key once)
-  //     and sorts them by owner: part q owns the buckets [q B / P, (q+1) B / P);
+  // Recovery's index (see the header), two rounds:
+  //  1. this thread makes the nodes of `kept` in its order (the scan's slab
+  //     order: one sequential pass over the pool reads each key once; why
+  //     one thread: internal/kv_payload.h) and sorts them by owner: of
+  //     `threads` parts P, part q owns the buckets [q B / P, (q+1) B / P);
   //  2. part q puts every node it owns in its place in its bucket's sorted
   //     list. No two parts touch one bucket or one node: plain stores.
   // Buckets hold about one key each (HashMapOptions), so this is linear; the
@@ -236,44 +238,35 @@ class HashMap {
   void rebuild(const std::vector<PBlk*>& kept, int threads) {
     const std::size_t n = kept.size();
     const std::size_t parts = internal::rebuild_parts(n, threads);
-    // owned[p * parts + q]: the nodes part p made for owner q.
-    std::vector<std::vector<Node*>> owned(parts * parts);
-    internal::run_parts(parts, [&](std::size_t p) {
-      for (std::size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) {
-        Node* x = new Node(key_of(kept[i]), kept[i]);
-        owned[p * parts + bucket_index(x->key) * parts / nbuckets_].push_back(x);
-      }
-    });
-    // ORDER: round 1's parts were joined before round 2's started (run_parts):
-    // every node and `owned` list is visible to its owner.
+    std::vector<std::vector<Node*>> owned(parts);  // owned[q]: the nodes of owner q
+    for (PBlk* b : kept) {
+      Node* x = new Node(key_of(b), b);
+      owned[bucket_index(x->key) * parts / nbuckets_].push_back(x);
+    }
+    // ORDER: round 1 happens before round 2's parts start (run_parts): every
+    // node and `owned` list is visible to its owner.
     std::vector<std::optional<K>> dup(parts);
     internal::run_parts(parts, [&](std::size_t q) {
-      for (std::size_t p = 0; p < parts; ++p)
-        for (Node* x : owned[p * parts + q]) {
-          CASObj* prev = &buckets_[bucket_index(x->key)];
-          std::uint64_t curr = es_->load(*prev);
-          while (curr != 0 && reinterpret_cast<Node*>(curr)->key < x->key) {
-            prev = &reinterpret_cast<Node*>(curr)->next;
-            curr = es_->load(*prev);
-          }
-          // At most one payload per key (see the header): anything else is
-          // a recovery bug, thrown below once every node is linked (and
-          // freed by the destructor).
-          if (curr != 0 && reinterpret_cast<Node*>(curr)->key == x->key && !dup[q]) dup[q] = x->key;
-          Sys::init(x->next, curr);
-          Sys::init(*prev, reinterpret_cast<std::uint64_t>(x));
+      for (Node* x : owned[q]) {
+        CASObj* prev = &buckets_[bucket_index(x->key)];
+        std::uint64_t curr = es_->load(*prev);
+        while (curr != 0 && reinterpret_cast<Node*>(curr)->key < x->key) {
+          prev = &reinterpret_cast<Node*>(curr)->next;
+          curr = es_->load(*prev);
         }
+        // At most one payload per key (see the header): anything else is
+        // a recovery bug, thrown below once every node is linked (and
+        // freed by the destructor).
+        if (curr != 0 && reinterpret_cast<Node*>(curr)->key == x->key && !dup[q]) dup[q] = x->key;
+        Sys::init(x->next, curr);
+        Sys::init(*prev, reinterpret_cast<std::uint64_t>(x));
+      }
     });
     // ORDER: round 2's parts are joined: the buckets are complete here; the
     // map is handed to its user by this thread, and a thread it starts
     // later synchronizes through that start.
     for (const auto& k : dup)
-      if (k) {
-        if constexpr (std::is_same_v<K, std::int64_t>)
-          throw std::runtime_error("montage: two recovered payloads for key " + std::to_string(*k));
-        else
-          throw std::runtime_error("montage: two recovered payloads for one key");
-      }
+      if (k) throw std::runtime_error("montage: two recovered payloads for key " + internal::key_text(*k));
   }
 
   // Michael's find: prev is the word that held curr (unmarked), curr the

@@ -60,11 +60,11 @@
 // Recovery (attach). The epoch system's scan (§3.4) yields at most one
 // payload per key (two are a recovery bug, which throws); the list is
 // rebuilt in key order (tower heights a fixed function of the rank, each
-// level linked behind the last node of that level) in
-// EpochOptions::recovery_threads threads: the keys are read and sorted in
-// chunks and merged, each thread links the towers of a contiguous key
-// range, and the ranges are stitched together level by level. No pool
-// writes: a crash during it recovers the same.
+// level linked behind the last node of that level): the keys are read and
+// sorted in EpochOptions::recovery_threads threads (chunks, then merged),
+// and the towers are made by the calling thread (why one:
+// internal/kv_payload.h). No pool writes: a crash during it recovers the
+// same.
 #pragma once
 
 #include <algorithm>
@@ -138,11 +138,10 @@ class SkipList {
     std::vector<PBlk*> kept;
     l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
     // The rebuild (see the header): sorted in recovery_threads threads,
-    // checked, then built in contiguous key ranges in parallel.
-    const int rthreads = std::max(1, opt.recovery_threads);
-    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, rthreads);
+    // checked, then built.
+    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, std::max(1, opt.recovery_threads));
     internal::check_distinct_keys(keyed);  // at most one payload per key (see the header)
-    l->rebuild(keyed, rthreads);
+    l->rebuild(keyed);
     return l;
   }
 
@@ -379,8 +378,8 @@ class SkipList {
   }
 
   // Tower i's height: geometric (p = 1/2) in [1, kLevels], a function of
-  // i alone (splitmix64's finalizer of it), so that any part can make any
-  // tower and the list is the same for every thread count.
+  // i alone (splitmix64's finalizer of it): the rebuilt list is the same
+  // for any recovery.
   static int height_at(std::size_t i) {
     std::uint64_t z = (static_cast<std::uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -389,44 +388,23 @@ class SkipList {
     return std::min(1 + __builtin_ctzll(z | (std::uint64_t{1} << (kLevels - 1))), kLevels);
   }
 
-  // Recovery's index from the kept payloads sorted by key (distinct): each
-  // part makes the towers of a contiguous range and links them at every
-  // level, remembering its first and last tower per level; then one thread
-  // stitches the parts together behind the head, level by level.
-  void rebuild(const std::vector<Keyed>& keyed, int threads) {
-    const std::size_t n = keyed.size();
-    const std::size_t parts = internal::rebuild_parts(n, threads);
-    struct Ends {
-      Node* first[kLevels] = {};
-      Node* last[kLevels] = {};
-    };
-    std::vector<Ends> ends(parts);
-    internal::run_parts(parts, [&](std::size_t part) {
-      Ends& e = ends[part];
-      for (std::size_t i = n * part / parts; i < n * (part + 1) / parts; ++i) {
-        Node* x = Node::make(keyed[i].first, height_at(i));
-        Sys::init(x->val, ptr(keyed[i].second));
-        x->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
-        for (int lv = 0; lv < x->height; ++lv) {
-          if (e.last[lv] == nullptr)
-            e.first[lv] = x;
-          else
-            Sys::init(e.last[lv]->next(lv), ptr(x));
-          e.last[lv] = x;
-        }
-      }
-    });
-    // ORDER: run_parts joined every part: their nodes and `ends` are
-    // visible here; the list is handed to its user by this thread, and a
-    // thread it starts later synchronizes through that start.
-    for (int lv = 0; lv < kLevels; ++lv) {
-      Node* last = head_;
-      for (const Ends& e : ends) {
-        if (e.first[lv] == nullptr) continue;
-        Sys::init(last->next(lv), ptr(e.first[lv]));
-        last = e.last[lv];
+  // Recovery's index from the kept payloads sorted by key (distinct): the
+  // towers in key order, each level linked behind the last tower of that
+  // level (the head's, at first).
+  void rebuild(const std::vector<Keyed>& keyed) {
+    Node* last[kLevels];
+    std::fill(last, last + kLevels, head_);
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+      Node* x = Node::make(keyed[i].first, height_at(i));
+      Sys::init(x->val, ptr(keyed[i].second));
+      x->done.store(1, std::memory_order_relaxed);  // no inserter: linking is done
+      for (int lv = 0; lv < x->height; ++lv) {
+        Sys::init(last[lv]->next(lv), ptr(x));
+        last[lv] = x;
       }
     }
+    // ORDER: the list is handed to its user by this thread; a thread it
+    // starts later synchronizes through that start.
   }
 
   static void free_node(void*, void* p, int) { Node::destroy(static_cast<Node*>(p)); }

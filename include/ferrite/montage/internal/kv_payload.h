@@ -58,6 +58,16 @@ typename Sys::Blk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std
 // Recovery's parallel index rebuilds (EpochOptions::recovery_threads).
 // Nothing else runs during a rebuild; the threads write DRAM only.
 
+// What runs in parallel, and what does not. The recovery threads share the
+// scan (epoch_sys.h), the sorts (sorted_in_parts) and the hash map's
+// linking; the DRAM nodes are allocated by the calling thread alone. A
+// second thread allocating a million small nodes gets a fresh glibc arena,
+// which grows 128 KiB at a time (an mprotect each) and faults its pages in
+// while the other thread faults its own: measured on this project's 2-core
+// VM (pool on 2 MiB pages, 1 GiB live, docs/results.md), making the nodes in
+// two threads took R=2 recoveries from 130-180 ms to 200-560 ms (BST, hash
+// map, split-ordered), slower than one thread.
+//
 // Each rebuild thread takes at least this many items: starting a thread
 // costs tens of microseconds, as much as rebuilding a thousand nodes.
 inline constexpr std::size_t kRebuildGrain = 1024;
@@ -81,33 +91,25 @@ void run_parts(std::size_t parts, Fn&& fn) {
   for (auto& t : ts) t.join();
 }
 
-// The kept payloads as (key, payload) pairs sorted by key (the ordered
-// maps' rebuilds), in rebuild_parts(threads) threads: each reads the keys of
-// a contiguous chunk of `kept` (the scan's slab order: one sequential pass
-// over the pool) and sorts its chunk in DRAM; the chunks are then merged
-// pairwise, the merges of one round in parallel. A comparator reading keys
-// from the pool would cost two random pool accesses per comparison.
-// K: the payloads' key (KVOf<K>), std::int64_t or Key32.
-template <class K = std::int64_t>
-using KeyedOf = std::pair<K, PBlk*>;
-using Keyed = KeyedOf<>;
-template <class K = std::int64_t>
-std::vector<KeyedOf<K>> sort_by_key(const std::vector<PBlk*>& kept, int threads) {
-  using Pair = KeyedOf<K>;
-  const std::size_t n = kept.size();
-  std::vector<Pair> keyed(n);
+// n items made by make(i) (i in [0, n)), sorted by `less`, in
+// rebuild_parts(n, threads) threads: each makes a contiguous chunk and sorts
+// it in DRAM; the chunks are then merged pairwise, the merges of one round
+// in parallel. The items are values (keys copied out of the pool): a
+// comparator reading keys from the pool or from nodes would cost two random
+// memory accesses per comparison.
+template <class T, class Make, class Less>
+std::vector<T> sorted_in_parts(std::size_t n, int threads, Make make, Less less) {
+  std::vector<T> v(n);
   const std::size_t parts = rebuild_parts(n, threads);
   std::vector<std::size_t> bounds(parts + 1);
   for (std::size_t i = 0; i <= parts; ++i) bounds[i] = n * i / parts;
-  const auto by_key = [](const Pair& a, const Pair& b) { return a.first < b.first; };
-  const auto at = [&](std::size_t i) { return keyed.begin() + static_cast<std::ptrdiff_t>(i); };
+  const auto at = [&](std::size_t i) { return v.begin() + static_cast<std::ptrdiff_t>(i); };
   run_parts(parts, [&](std::size_t part) {
-    for (std::size_t i = bounds[part]; i < bounds[part + 1]; ++i)
-      keyed[i] = {static_cast<const KVOf<K>*>(kept[i]->data())->key, kept[i]};
-    std::sort(at(bounds[part]), at(bounds[part + 1]), by_key);
+    for (std::size_t i = bounds[part]; i < bounds[part + 1]; ++i) v[i] = make(i);
+    std::sort(at(bounds[part]), at(bounds[part + 1]), less);
   });
-  if (parts == 1) return keyed;
-  std::vector<Pair> other(n);
+  if (parts == 1) return v;
+  std::vector<T> other(n);
   for (std::size_t width = 1; width < parts; width *= 2) {
     // Round `width`: runs [lo, lo + width) and [lo + width, lo + 2 width)
     // of chunks are merged into `other`; a run without a partner is copied.
@@ -115,11 +117,26 @@ std::vector<KeyedOf<K>> sort_by_key(const std::vector<PBlk*>& kept, int threads)
     run_parts(std::min(pairs, parts), [&](std::size_t k) {
       const std::size_t lo = k * 2 * width, mid = std::min(parts, lo + width), hi = std::min(parts, lo + 2 * width);
       std::merge(at(bounds[lo]), at(bounds[mid]), at(bounds[mid]), at(bounds[hi]),
-                 other.begin() + static_cast<std::ptrdiff_t>(bounds[lo]), by_key);
+                 other.begin() + static_cast<std::ptrdiff_t>(bounds[lo]), less);
     });
-    keyed.swap(other);
+    v.swap(other);
   }
-  return keyed;
+  return v;
+}
+
+// The kept payloads as (key, payload) pairs sorted by key (the ordered
+// maps' rebuilds), read in the scan's slab order (one sequential pass over
+// the pool per thread). K: the payloads' key (KVOf<K>), std::int64_t or
+// Key32.
+template <class K = std::int64_t>
+using KeyedOf = std::pair<K, PBlk*>;
+using Keyed = KeyedOf<>;
+template <class K = std::int64_t>
+std::vector<KeyedOf<K>> sort_by_key(const std::vector<PBlk*>& kept, int threads) {
+  using Pair = KeyedOf<K>;
+  return sorted_in_parts<Pair>(
+      kept.size(), threads, [&](std::size_t i) { return Pair{static_cast<const KVOf<K>*>(kept[i]->data())->key, kept[i]}; },
+      [](const Pair& a, const Pair& b) { return a.first < b.first; });
 }
 
 // A key as text, for recovery's errors: the number, or the key's bytes in
