@@ -134,9 +134,12 @@ namespace ferrite::montage {
 // with a helper's CAS on it, the node having been published by a 16-byte
 // CAS). Under TSan these wrappers add the acquire/release edges the
 // instruction provides; elsewhere they are the plain calls.
+// Every CASObj read is followed by a validating CAS or is the Fig. 1
+// non-verifying load (a plain read in the paper): none needs the locked
+// instruction's fence, so the shared (non-writing) 16-byte load serves.
 template <class T>
 inline T dw_load(T* p) {
-  T v = sync::dwload(p);
+  T v = sync::dwload_shared(p);
 #if defined(__SANITIZE_THREAD__)
   __tsan_acquire(p);
 #endif
