@@ -277,14 +277,14 @@ class SplitOrderedMap {
     std::uint64_t dummies = 0;
     for_each_node([&](Node* n, bool marked) {
       if (last != nullptr && err.empty()) {
-        const bool equal = !before(last, n) && !before(n, last);
-        if (before(n, last))
+        const bool equal = !before(*last, *n) && !before(*n, *last);
+        if (before(*n, *last))
           err = "list out of split order at so " + std::to_string(n->so);
         else if (equal && !last_marked)
           err = "two nodes of key " + internal::key_text(n->key) + " and the first is not marked (replaced)";
       }
       if (!marked) {
-        if (last_unmarked != nullptr && !before(last_unmarked, n) && err.empty())
+        if (last_unmarked != nullptr && !before(*last_unmarked, *n) && err.empty())
           err = "two unmarked nodes out of split order at so " + std::to_string(n->so);
         last_unmarked = n;
       }
@@ -365,8 +365,12 @@ class SplitOrderedMap {
   static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
   static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
   // The list order (S1): split-order key, then the key (regular nodes of
-  // one hash; a dummy's so is never a regular node's).
-  static bool before(const Node* a, const Node* b) { return a->so != b->so ? a->so < b->so : a->key < b->key; }
+  // one hash; a dummy's so is never a regular node's). A: a Node, or
+  // recovery's Item (rebuild).
+  template <class A>
+  static bool before(const A& a, const A& b) {
+    return a.so != b.so ? a.so < b.so : a.key < b.key;
+  }
 
   // ------------------------------------------------------------ buckets
   static int segment_of(std::uint64_t b) { return b == 0 ? 0 : std::bit_width(b); }
@@ -492,7 +496,7 @@ class SplitOrderedMap {
       K key;
       PBlk* payload;  // null: a dummy
     };
-    const auto item_before = [](const Item& a, const Item& b) { return a.so != b.so ? a.so < b.so : a.key < b.key; };
+    const auto item_before = [](const Item& a, const Item& b) { return before(a, b); };
     const std::vector<Item> items = internal::sorted_in_parts<Item>(
         n, threads,
         [&](std::size_t i) {

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -63,10 +62,10 @@ typename Sys::Blk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std
 // linking; the DRAM nodes are allocated by the calling thread alone. A
 // second thread allocating a million small nodes gets a fresh glibc arena,
 // which grows 128 KiB at a time (an mprotect each) and faults its pages in
-// while the other thread faults its own: measured on this project's 2-core
-// VM (pool on 2 MiB pages, 1 GiB live, docs/results.md), making the nodes in
-// two threads took R=2 recoveries from 130-180 ms to 200-560 ms (BST, hash
-// map, split-ordered), slower than one thread.
+// while the other thread faults its own. Measured on this project's 2-core
+// VM (pool on 2 MiB pages, 1 GiB live, R=2; docs/results.md "Recovery at
+// stop 34"): nodes made by one thread / by two, BST 128-133 / 178-266 ms,
+// hash map 172-179 / 269-419 ms, split-ordered 297-325 / 537-566 ms.
 //
 // Each rebuild thread takes at least this many items: starting a thread
 // costs tens of microseconds, as much as rebuilding a thousand nodes.
