@@ -62,7 +62,7 @@ def main():
     note = "timing model, %d threads x %d ops per trace" % (doc["threads"], doc["ops"])
     if doc["paper"] == "strandweaver":
         rows = doc["figure7"]
-        designs = ["hops", "no-persist-queue", "strandweaver", "non-atomic"]
+        designs = ["hops", "no-persist-queue", "strandweaver", "non-atomic-paper", "non-atomic"]
         fig, ax = plt.subplots(figsize=(9, 4))
         bars(ax, rows, designs, lambda x: x["speedup_over_x86"], "speedup over x86")
         ax.axhline(1.0, color="black", lw=0.8)

@@ -30,6 +30,7 @@ const char* design_name(Design d) {
     case Design::kStrandWeaver: return "strandweaver";
     case Design::kNonAtomic: return "non-atomic";
     case Design::kIdeal: return "ideal";
+    case Design::kNonAtomicPaper: return "non-atomic-paper";
     case Design::kCount: break;
   }
   return "?";
@@ -409,10 +410,13 @@ class Sim {
     }
   }
   bool strand() const {
-    return d_ == Design::kNoPersistQueue || d_ == Design::kStrandWeaver || d_ == Design::kNonAtomic;
+    return d_ == Design::kNoPersistQueue || d_ == Design::kStrandWeaver || d_ == Design::kNonAtomic ||
+           d_ == Design::kNonAtomicPaper;
   }
   bool hops() const { return d_ == Design::kHops || d_ == Design::kHopsPlus; }
-  bool separate_pq() const { return d_ == Design::kStrandWeaver || d_ == Design::kNonAtomic; }
+  bool separate_pq() const {
+    return d_ == Design::kStrandWeaver || d_ == Design::kNonAtomic || d_ == Design::kNonAtomicPaper;
+  }
 
   // When the strand buffers of `co` have drained every entry they hold now:
   // the retire of each buffer's tail (entries retire in order).
@@ -633,6 +637,9 @@ class Sim {
       case EventKind::kOfence:
       case EventKind::kPfence: {
         if (d_ == Design::kNonAtomic) break;
+        // §VI NON-ATOMIC: "we remove the SFENCE between the log entry
+        // creation and in-place update" — only those.
+        if (d_ == Design::kNonAtomicPaper && e.undo_barrier()) break;
         // Earlier stores issue before later clwbs; earlier clwbs issue
         // before later stores.
         Cycle issue = persist_enter(co);

@@ -63,12 +63,13 @@ Trace read_trace(const std::string& path) {
   if (!in.read(reinterpret_cast<char*>(&h), sizeof h)) throw std::runtime_error("trace: truncated header: " + path);
   if (std::memcmp(h.magic, Header::kMagic, sizeof h.magic) != 0)
     throw std::runtime_error("trace: not a Ferrite trace (bad magic): " + path);
-  if (h.version != Header::kVersion)
+  if (h.version < Header::kOldestVersion || h.version > Header::kVersion)
     throw std::runtime_error("trace: unknown format version " + std::to_string(h.version) + ": " + path);
   if (h.threads == 0 || h.threads > 1024) throw std::runtime_error("trace: bad thread count: " + path);
   Trace t;
   t.workload.assign(h.workload, strnlen(h.workload, sizeof h.workload));
   t.instrumentation.assign(h.instrumentation, strnlen(h.instrumentation, sizeof h.instrumentation));
+  t.version = h.version;
   t.freq_mhz = h.freq_mhz;
   t.max_gap = h.max_gap;
   t.ops = h.ops;
@@ -112,6 +113,7 @@ Recorder& rec() {
 struct ThreadState {
   int tid = -1;
   std::uint64_t last = 0;  // tsc at the end of the previous event
+  bool undo_next = false;  // persist::note_undo_barrier: mark the next barrier
 };
 thread_local ThreadState t_state;
 
@@ -140,7 +142,12 @@ void tr_pfence() { record(EventKind::kPfence, 0); }
 void tr_psync() { record(EventKind::kPsync, 0); }
 void tr_ofence() { record(EventKind::kOfence, 0); }
 void tr_dfence() { record(EventKind::kDfence, 0); }
-void tr_barrier() { record(EventKind::kPersistBarrier, 0); }
+void tr_barrier() {
+  const bool undo = t_state.undo_next;
+  t_state.undo_next = false;
+  record(EventKind::kPersistBarrier, undo ? kBarrierUndo : 0);
+}
+void tr_undo_barrier_next() { t_state.undo_next = true; }
 void tr_new_strand() { record(EventKind::kNewStrand, 0); }
 void tr_join() { record(EventKind::kJoinStrand, 0); }
 void tr_stored(const void* p, std::size_t n) {
@@ -167,7 +174,8 @@ void tr_lock(const void* lock, bool acquired) {
 
 const persist::Backend kTraceBackend{"trace",   &tr_pwb,     &tr_pfence,   &tr_psync, &tr_ofence,
                                      &tr_dfence, &tr_barrier, &tr_new_strand, &tr_join, nullptr,
-                                     nullptr,   &tr_stored,  nullptr,      &tr_lock};
+                                     nullptr,   &tr_stored,  nullptr,      &tr_lock,
+                                     &tr_undo_barrier_next};
 
 // rdtsc ticks per second, against the steady clock (20 ms).
 double tsc_hz() {

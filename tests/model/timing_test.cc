@@ -100,6 +100,24 @@ TEST(TimingModel, NonAtomicIgnoresPersistBarriers) {
   EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kNonAtomic).cycles, 196u);
 }
 
+// kOneStrand with its first barrier marked as an undo entry's (payload
+// kBarrierUndo, Fig. 5 log_store) and its second not (a commit's ordering).
+const std::initializer_list<Ev> kUndoThenCommit = {
+    {K::kPwb, 1}, {K::kPersistBarrier, fm::kBarrierUndo}, {K::kPwb, 2}, {K::kPwb, 3},
+    {K::kPersistBarrier},  {K::kPwb, 4},                   {K::kJoinStrand}};
+
+TEST(TimingModel, NonAtomicPaperIgnoresOnlyTheUndoBarriers) {
+  // §VI NON-ATOMIC: the marked barrier is dropped, so clwbs 1-3 issue at 0
+  // (acked 196); the unmarked one still holds clwb 4 until every entry
+  // before it is acknowledged: 196 + 4 + 192 = 392.
+  EXPECT_EQ(fm::simulate(trace({kUndoThenCommit}), Design::kNonAtomicPaper).cycles, 392u);
+  // Between strandweaver (both barriers: 588) and non-atomic (none: 196).
+  EXPECT_EQ(fm::simulate(trace({kUndoThenCommit}), Design::kStrandWeaver).cycles, 588u);
+  EXPECT_EQ(fm::simulate(trace({kUndoThenCommit}), Design::kNonAtomic).cycles, 196u);
+  // With no barrier marked it is strandweaver.
+  EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kNonAtomicPaper).cycles, 588u);
+}
+
 TEST(TimingModel, AFullStrandBufferHoldsTheNextClwb) {
   // Three clwbs, no barrier: with 4 entries all issue at 0 (acked 196);
   // with 2, the third waits for the first to retire (196): acked 392.

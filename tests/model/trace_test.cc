@@ -4,6 +4,7 @@
 // way when each Table I parameter grows or shrinks).
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -66,6 +67,37 @@ TEST(TraceBackend, RecordsVerbsStoresLocksAndOperationEndsInProgramOrder) {
   for (const auto& e : ev) EXPECT_LE(e.gap(), t.max_gap);
 }
 
+// persist::note_undo_barrier marks the thread's next persist barrier, and
+// only that one; a logging region under strand instrumentation marks one
+// barrier per logged store (Fig. 5 log_store's) and none of its others.
+TEST(TraceBackend, MarksTheBarrierBetweenAnUndoEntryAndItsUpdate) {
+  fm::start_recording({});
+  fm::set_thread(0);
+  fp::persist_barrier();
+  fp::note_undo_barrier();
+  fp::persist_barrier();
+  fp::persist_barrier();
+  fm::Trace t = fm::stop_recording();
+  ASSERT_EQ(t.threads.size(), 1u);
+  ASSERT_EQ(t.threads[0].size(), 3u);
+  EXPECT_FALSE(t.threads[0][0].undo_barrier());
+  EXPECT_TRUE(t.threads[0][1].undo_barrier());
+  EXPECT_FALSE(t.threads[0][2].undo_barrier());
+
+  const std::string f = ::testing::TempDir() + "/undo-barriers.trace";
+  const std::string cmd = std::string(FERRITE_CLI_PATH) + " trace txn-queue -i strand --threads 1 --ops 50 -o " + f;
+  ASSERT_EQ(std::system((cmd + " >/dev/null 2>&1").c_str()), 0) << cmd;
+  t = fm::read_trace(f);
+  EXPECT_EQ(t.version, fm::Header::kVersion);
+  std::uint64_t marked = 0, barriers = 0;
+  for (const auto& e : t.threads[0]) {
+    marked += e.undo_barrier();
+    barriers += e.kind() == K::kPersistBarrier;
+  }
+  EXPECT_GE(marked, 50u);        // at least one logged store per queue operation
+  EXPECT_LT(marked, barriers);  // the commit's prune chain keeps unmarked barriers
+}
+
 TEST(TraceBackend, EventsOfAnUnregisteredThreadAreDropped) {
   alignas(64) static std::uint64_t x;
   fm::start_recording({});
@@ -92,6 +124,22 @@ TEST(TraceFile, RoundTripsAndRejectsForeignFiles) {
   EXPECT_EQ(u.threads[1][0].lock(), 3u);
   EXPECT_EQ(u.threads[1][0].lock_seq(), 9u);
   EXPECT_EQ(u.threads[0][0].gap(), 10u);
+  EXPECT_EQ(u.version, fm::Header::kVersion);
+  // A version-1 file (before undo barriers were marked) is still read.
+  {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t v1 = 1;
+    io.seekp(offsetof(fm::Header, version));
+    io.write(reinterpret_cast<const char*>(&v1), sizeof v1);
+  }
+  EXPECT_EQ(fm::read_trace(f).version, 1u);
+  {
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    const std::uint32_t future = fm::Header::kVersion + 1;
+    io.seekp(offsetof(fm::Header, version));
+    io.write(reinterpret_cast<const char*>(&future), sizeof future);
+  }
+  EXPECT_THROW(fm::read_trace(f), std::runtime_error);
   // Truncated, and not a trace at all.
   std::filesystem::resize_file(f, sizeof(fm::Header) + 8);
   EXPECT_THROW(fm::read_trace(f), std::runtime_error);
@@ -233,7 +281,7 @@ TEST(SimTool, ReplaysATraceUnderEveryDesignOfItsInstrumentation) {
   ASSERT_EQ(std::system((std::string(FERRITE_CLI_PATH) + " sim " + f + " --json > " + out).c_str()), 0);
   std::ifstream in(out);
   const std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  for (const char* d : {"\"no-persist-queue\"", "\"strandweaver\"", "\"non-atomic\""})
+  for (const char* d : {"\"no-persist-queue\"", "\"strandweaver\"", "\"non-atomic\"", "\"non-atomic-paper\""})
     EXPECT_NE(s.find(d), std::string::npos) << d;
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --config strand_entries=0"), 0);
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --design itanium"), 0);

@@ -730,6 +730,7 @@ class Logger {
         // stores (a fresh node's init, the owner's prune of a complete
         // region) before U2, shows only in an undone region, where U2 is
         // undone and a node it linked unreachable.
+        persist::note_undo_barrier();  // Fig. 5 log_store's barrier (the timing model's non-atomic-paper drops it)
         persist::persist_barrier();  // [site: strand-relogged-barrier]
         persist::store(addr, v);
         persist::pwb(addr, sizeof(T));  // [site: strand-relogged-pwb]
@@ -765,7 +766,10 @@ class Logger {
         persist::pwb(e, sizeof *e);
         // PERSIST: Fig. 5 log_store: PersistBarrier between the log entry
         // and its update.
-        if (fence) persist::persist_barrier();  // [site: strand-entry-barrier]
+        if (fence) {
+          persist::note_undo_barrier();  // the ordering the paper's NON-ATOMIC design removes (§VI)
+          persist::persist_barrier();  // [site: strand-entry-barrier]
+        }
         persist::store(addr, v);
         persist::pwb(addr, sizeof(T));
         // Fig. 5: NewStrand after each log-update sequence. CRASH: its

@@ -40,6 +40,12 @@
 //   non-atomic    the strandweaver hardware with persist barriers ignored:
 //                 undo entries unordered with their updates (upper bound;
 //                 not crash consistent).
+//   non-atomic-paper  §VI "NON-ATOMIC" as the paper defines it: the
+//                 strandweaver hardware with only the barriers between an
+//                 undo entry and its in-place update ignored (the trace
+//                 marks them, model/trace.h kBarrierUndo); the commit's
+//                 orderings (the prune chain's barriers) stay. Between
+//                 strandweaver and non-atomic; not crash consistent.
 //   ideal         HOPS+ Figure 2's "ideal": the HOPS+-instrumented code with
 //                 every write-back elided (stores reach the cache only, no
 //                 fence waits) — its logging without any persist cost.
@@ -68,7 +74,7 @@
 
 namespace ferrite::model {
 
-enum class Design { kX86 = 0, kHops, kHopsPlus, kNoPersistQueue, kStrandWeaver, kNonAtomic, kIdeal, kCount };
+enum class Design { kX86 = 0, kHops, kHopsPlus, kNoPersistQueue, kStrandWeaver, kNonAtomic, kIdeal, kNonAtomicPaper, kCount };
 inline constexpr int kDesigns = static_cast<int>(Design::kCount);
 const char* design_name(Design d);
 // Returns false on an unknown name.

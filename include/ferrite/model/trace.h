@@ -26,7 +26,10 @@
 // >> 6, low 40 bits) for stores and write-backs; for lock events the lock's
 // index in the trace (bits 24..39) and, for an acquire, the number of
 // earlier acquires of that lock in the recorded run (bits 40..63) — the
-// order in which the model hands the lock over.
+// order in which the model hands the lock over; for a persist barrier,
+// kBarrierUndo if it is the barrier between an undo entry and its update
+// (persist::note_undo_barrier; format version 2 — a version-1 file marks
+// none and is still read), else 0.
 //
 // Thread safety: recording (start / stop) is process-wide; the recorded
 // verbs may be issued from any thread (one buffer per thread). Reading and
@@ -62,6 +65,9 @@ inline constexpr std::uint32_t kMaxGap = (1u << 20) - 1;
 inline constexpr std::uint64_t kPayloadMask = (std::uint64_t{1} << 40) - 1;
 inline constexpr std::uint32_t kMaxLocks = 1u << 16;
 inline constexpr std::uint64_t kMaxLockSeq = (std::uint64_t{1} << 24) - 1;
+// Payload of a persist barrier that orders an undo entry before its in-place
+// update (StrandWeaver Fig. 5 log_store).
+inline constexpr std::uint64_t kBarrierUndo = 1;
 
 struct Event {
   std::uint64_t bits;
@@ -71,6 +77,7 @@ struct Event {
   std::uint64_t line() const { return payload(); }
   std::uint32_t lock() const { return static_cast<std::uint32_t>(payload() & (kMaxLocks - 1)); }
   std::uint64_t lock_seq() const { return payload() >> 16; }
+  bool undo_barrier() const { return kind() == EventKind::kPersistBarrier && (payload() & kBarrierUndo) != 0; }
   static Event make(EventKind k, std::uint32_t gap, std::uint64_t payload) {
     const std::uint64_t g = gap > kMaxGap ? kMaxGap : gap;
     return Event{static_cast<std::uint64_t>(k) | g << 4 | (payload & ((std::uint64_t{1} << 40) - 1)) << 24};
@@ -84,7 +91,8 @@ static_assert(sizeof(Event) == 8);
 // On-media header of a trace file.
 struct Header {
   static constexpr char kMagic[8] = {'F', 'R', 'T', 'T', 'R', 'A', 'C', 'E'};
-  static constexpr std::uint32_t kVersion = 1;
+  static constexpr std::uint32_t kVersion = 2;        // 2: undo barriers marked (kBarrierUndo)
+  static constexpr std::uint32_t kOldestVersion = 1;  // still read: no barrier marked
   char magic[8];
   std::uint32_t version;
   std::uint32_t threads;
@@ -108,6 +116,7 @@ static_assert(offsetof(Header, instrumentation) == 104);
 
 // A trace in memory.
 struct Trace {
+  std::uint32_t version = Header::kVersion;  // the file's (read_trace); written as Header::kVersion
   std::string workload;
   std::string instrumentation;
   std::uint32_t freq_mhz = 2000;

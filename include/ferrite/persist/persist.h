@@ -112,6 +112,11 @@ struct Backend {
   // between threads; the hops+ crash model orders critical sections by them
   // (crash/model.h LockEvent).
   void (*lock_event)(const void* lock, bool acquired) = nullptr;
+  // nullptr on every backend but the trace recorder's: the thread's next
+  // persist_barrier is the one between an undo entry and its in-place
+  // update (StrandWeaver Fig. 5 log_store) — the ordering the paper's
+  // NON-ATOMIC design removes (model/timing.h, non-atomic-paper).
+  void (*undo_barrier_next)() = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -254,6 +259,18 @@ inline void note_releasing(const void* lock) {
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
   if (b->lock_event != nullptr) [[unlikely]]
     b->lock_event(lock, false);
+}
+
+// Annotation: this thread's next persist_barrier orders an undo entry
+// before its in-place update (StrandWeaver Fig. 5 log_store). Not a verb;
+// only the trace backend looks (it marks that barrier, so the timing model
+// can replay the StrandWeaver paper's NON-ATOMIC design, which drops
+// exactly these orderings and keeps every other). On other backends a load
+// and a not-taken branch.
+inline void note_undo_barrier() {
+  const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
+  if (b->undo_barrier_next != nullptr) [[unlikely]]
+    b->undo_barrier_next();
 }
 
 // Annotated stores: code written for a persistency model in which stores
