@@ -94,6 +94,7 @@ constexpr Param kParams[] = {
     {"l2_ns", &Config::l2_ns, false},
     {"recorded_lock_order", &Config::recorded_lock_order, false},
     {"op_compute_cycles", &Config::op_compute_cycles, false},
+    {"x86_sync_flush", &Config::x86_sync_flush, false},
 };
 }  // namespace
 
@@ -102,7 +103,7 @@ bool Config::set(std::string_view name, double value) {
     if (name != p.name) continue;
     if (!std::isfinite(value) || (p.size && (value < 1 || value > 1 << 20)) || value < 0) return false;
     if (name == "freq_ghz" && value <= 0) return false;
-    if (name == "recorded_lock_order" && value != 0 && value != 1) return false;
+    if ((name == "recorded_lock_order" || name == "x86_sync_flush") && value != 0 && value != 1) return false;
     this->*(p.field) = p.size ? std::floor(value) : value;
     return true;
   }
@@ -348,6 +349,7 @@ class Sim {
     recorded_order_ = c.recorded_lock_order != 0;
     gap_scale_ = t.freq_mhz > 0 ? c.freq_ghz * 1000.0 / t.freq_mhz : 1.0;
     op_compute_ = static_cast<Cycle>(c.op_compute_cycles);
+    sync_flush_ = c.x86_sync_flush != 0;
     // x86 on a HOPS-instrumented trace: persist.h's Intel mapping of that
     // code (design_replays; docs/timing.md, "One recording per comparison").
     clwb_each_store_ = d == Design::kX86 && (t.instrumentation == "hops" || t.instrumentation == "hops+");
@@ -544,6 +546,8 @@ class Sim {
     const Cycle done = std::max({sq_enter(co), co.store_floor, co.max_ack});
     co.store_floor = done;
     sq_retire(co, done);
+    // x86_sync_flush: a synchronous flush — the core itself waits.
+    if (sync_flush_) wait(co, done, Stall::kDurability);
   }
 
   // x86: a clwb issues after the stores before it, takes a write-back
@@ -753,6 +757,7 @@ class Sim {
   bool recorded_order_ = false;
   bool clwb_each_store_ = false;
   Cycle op_compute_ = 0;
+  bool sync_flush_ = false;  // Config::x86_sync_flush
   Cycle l1_ = 0, l2_ = 0, read_ = 0;
   Controller ctrl_;
   LineTable lines_;

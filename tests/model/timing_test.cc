@@ -118,6 +118,24 @@ TEST(TimingModel, NonAtomicPaperIgnoresOnlyTheUndoBarriers) {
   EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kNonAtomicPaper).cycles, 588u);
 }
 
+TEST(TimingModel, X86SyncFlushStallsTheCoreAtTheFence) {
+  // warm, as above: clwb A acked 200, the sfence completes then. A store B
+  // 100 cycles of compute after the sfence: with the sfence holding only
+  // the store queue, the compute overlaps the acknowledgement and B drains
+  // 200..204; with x86_sync_flush the core waits at the sfence (from 0: an
+  // event takes no issue slot, to 200) and B issues at 300: 304.
+  const auto t = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPfence}, {K::kStore, 2, 0, 100}}});
+  fm::Config c = warm();
+  EXPECT_EQ(fm::simulate(t, Design::kX86, c).cycles, 204u);
+  ASSERT_TRUE(c.set("x86_sync_flush", 1));
+  const fm::Result r = fm::simulate(t, Design::kX86, c);
+  EXPECT_EQ(r.cycles, 304u);
+  EXPECT_EQ(r.stalls[static_cast<int>(fm::Stall::kDurability)], 200u);
+  EXPECT_FALSE(c.set("x86_sync_flush", 2));
+  // Only x86 reads it.
+  EXPECT_EQ(fm::simulate(trace({kOneStrand}), Design::kStrandWeaver, c).cycles, 588u);
+}
+
 TEST(TimingModel, AFullStrandBufferHoldsTheNextClwb) {
   // Three clwbs, no barrier: with 4 entries all issue at 0 (acked 196);
   // with 2, the third waits for the first to retire (196): acked 392.

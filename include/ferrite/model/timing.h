@@ -133,6 +133,13 @@ struct Config {
   // end, outside any lock): the recorded loop does nothing between
   // operations; the papers' benchmark harnesses did.
   double op_compute_cycles = 0;
+  // 1: x86's fences stall the core (not only the store queue) until every
+  // earlier clwb is acknowledged — the HOPS+ paper's x86 baseline, whose
+  // log flushes are synchronous clflushes ("CLFLUSH Log", its Table 1;
+  // "most flushes ... must be synchronous"). 0 (default): StrandWeaver's
+  // Intel baseline, an sfence that holds later stores in the store queue.
+  // Only the x86 design reads it.
+  double x86_sync_flush = 0;
   // Sets `name` (a member above); false on an unknown name or a value out
   // of range (sizes >= 1, latencies >= 0, freq > 0).
   bool set(std::string_view name, double value);
