@@ -17,6 +17,7 @@
 namespace ferrite::crash {
 
 inline constexpr std::size_t kCopyPage = 4096;
+alignas(64) inline constexpr std::uint8_t kZeroPage[kCopyPage] = {};
 
 // dst[0, n) := src[0, n), writing only the 4 KiB pages that differ.
 inline void copy_changed_pages(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
@@ -32,12 +33,20 @@ inline void copy_changed_pages(std::uint8_t* dst, const std::uint8_t* src, std::
 // are written. A young pool's heap is mostly zero pages, and each page
 // written to fresh memory is a page fault that allocates and clears it.
 inline void copy_nonzero_pages(std::uint8_t* dst, std::uint8_t* dst2, const std::uint8_t* src, std::size_t n) {
-  alignas(64) static constexpr std::uint8_t kZero[kCopyPage] = {};
   for (std::size_t off = 0; off < n; off += kCopyPage) {
     const std::size_t len = std::min(kCopyPage, n - off);
-    if (std::memcmp(src + off, kZero, len) == 0) continue;
+    if (std::memcmp(src + off, kZeroPage, len) == 0) continue;
     std::memcpy(dst + off, src + off, len);
     if (dst2 != nullptr) std::memcpy(dst2 + off, src + off, len);
+  }
+}
+
+// p[0, n) := 0, writing only the 4 KiB pages that hold a non-zero byte (a
+// reused zero-filled mapping: its untouched pages stay untouched).
+inline void zero_nonzero_pages(std::uint8_t* p, std::size_t n) {
+  for (std::size_t off = 0; off < n; off += kCopyPage) {
+    const std::size_t len = std::min(kCopyPage, n - off);
+    if (std::memcmp(p + off, kZeroPage, len) != 0) std::memset(p + off, 0, len);
   }
 }
 

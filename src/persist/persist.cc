@@ -246,7 +246,7 @@ const Backend* make_backend(const BackendConfig& cfg) {
 }
 
 namespace {
-SimHooks g_sim_hooks{nullptr, nullptr, nullptr};
+SimHooks g_sim_hooks{nullptr, nullptr, nullptr, nullptr, nullptr};
 }
 void set_sim_hooks(const SimHooks& hooks) { g_sim_hooks = hooks; }
 const Backend* sim_attach(void* base, std::size_t size) {
@@ -259,6 +259,12 @@ void sim_detach(void* base) {
 }
 bool sim_maps(void* base, std::size_t size) {
   return g_sim_hooks.maps != nullptr && g_sim_hooks.maps(base, size);
+}
+bool sim_keep_replica(void* at, std::size_t size) {
+  return g_sim_hooks.keep_replica != nullptr && g_sim_hooks.keep_replica(at, size);
+}
+void* sim_replica(void* at, std::size_t size) {
+  return g_sim_hooks.replica != nullptr ? g_sim_hooks.replica(at, size) : nullptr;
 }
 
 void install(const Backend* backend) {

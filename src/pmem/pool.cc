@@ -22,7 +22,11 @@ using detail::hex;
 // ------------------------------------------------------------- Pool::Impl
 
 Pool::Impl::~Impl() {
-  if (replica != nullptr) ::munmap(replica, size);
+  // A crash worker's simulator keeps the replica for the next restart
+  // (persist::sim_keep_replica); anywhere else it is unmapped.
+  if (replica != nullptr && !(opts.backend.kind == persist::BackendConfig::Kind::kSim &&
+                              persist::sim_keep_replica(replica, size)))
+    ::munmap(replica, size);
   if (registered) unregister_backend();
   if (base != nullptr && !borrowed) {
     // Regular files are only durable through the page cache: flush it.
@@ -259,7 +263,10 @@ void* Pool::map_volatile_replica() {
   std::lock_guard<std::mutex> g(impl_->root_mu);
   if (impl_->replica != nullptr) return impl_->replica;
   const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(impl_->base) + kReplicaOffset;
-  void* p = detail::map_replica(at, impl_->size);
+  void* p = nullptr;
+  if (impl_->opts.backend.kind == persist::BackendConfig::Kind::kSim)
+    p = persist::sim_replica(reinterpret_cast<void*>(at), impl_->size);  // a crash worker's kept one, zeroed
+  if (p == nullptr) p = detail::map_replica(at, impl_->size);
   if (p == nullptr)
     fail(Errc::kBaseUnavailable, impl_->path, "volatile replica range at " + hex(at) + " is taken");
   impl_->replica = p;

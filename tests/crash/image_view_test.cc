@@ -1,6 +1,7 @@
 // A farm worker's reusable image view (src/crash/sim.cc, "Reusable image
 // views"): a small pool's restarts share one private mapping at the pool's
-// base, synced to each image before it opens. These tests run the worker's
+// base, synced to each image before it opens; likewise Mirror's volatile
+// replica ("Reusable volatile replicas"). These tests run the worker's
 // sequence in a forked child (the simulator's child mode is per process) and
 // check what recovery must be able to rely on: it sees exactly the image —
 // never what the previous restart wrote — its writes never reach the image
@@ -122,6 +123,44 @@ TEST(ImageView, RecoverySeesOnlyTheImageAndNeverWritesIt) {
   });
   EXPECT_EQ(rc, 0) << "check " << rc << " failed in the worker";
   EXPECT_EQ(std::memcmp(img.map, original.data(), img.size), 0);
+}
+
+// Mirror's volatile replica (pmem::Pool::map_volatile_replica) in a
+// worker: a closing pool's replica is kept, not unmapped, and the next pool
+// at the same place gets it back zero-filled — never what the last restart
+// wrote there; a child forked to crash recovery does not inherit it.
+TEST(ImageView, TheVolatileReplicaIsReusedZeroFilled) {
+  ferrite::test::TempPath file("replica");
+  const std::size_t size = std::size_t{1} << 20;
+  fp::Pool::create(file.path, size).reset();
+  Image img(file.path);
+  ASSERT_NE(img.map, nullptr);
+  const int rc = in_worker([&]() -> int {
+    fc::sim::set_child_backing_fd(img.fd);
+    fc::sim::sync_child_view(img.map, img.size);
+    std::uint8_t* r1 = nullptr;
+    {
+      auto pool = fp::Pool::open(img.path(), sim_options());
+      r1 = static_cast<std::uint8_t*>(pool->map_volatile_replica());
+      if (r1 != static_cast<std::uint8_t*>(pool->base()) + fp::kReplicaOffset) return 1;
+      for (std::size_t off : {std::size_t{0}, size / 2 + 100, size - 1}) r1[off] = 0x5A;  // "recovery" fills it
+    }
+    if (!mapped(r1)) return 2;  // kept for the next restart
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(mapped(r1) ? 1 : 0);  // MADV_DONTFORK: a probe maps its own
+    int status = 0;
+    if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+    fc::sim::sync_child_view(img.map, img.size);
+    {
+      auto pool = fp::Pool::open(img.path(), sim_options());
+      auto* r2 = static_cast<std::uint8_t*>(pool->map_volatile_replica());
+      if (r2 != r1) return 4;  // the kept one
+      for (std::size_t i = 0; i < size; ++i)
+        if (r2[i] != 0) return 5;  // zero-filled, as a fresh mapping
+    }
+    return 0;
+  });
+  EXPECT_EQ(rc, 0) << "check " << rc << " failed in the worker";
 }
 
 // A pool of another size (an image whose header changed, or the next

@@ -148,12 +148,21 @@ struct SimHooks {
   // base+size) with the pool file's contents (a crash worker's reusable
   // image view): the pool then maps and unmaps nothing itself. May be null.
   bool (*maps)(void* base, std::size_t size) = nullptr;
+  // A crash worker's reusable volatile replica (Mirror's, pmem::Pool::
+  // map_volatile_replica): `keep` offers the simulator the replica mapping
+  // [at, at+size) a closing pool would unmap (true: the simulator owns it
+  // now); `replica` hands a kept one back, zero-filled, to a pool opening at
+  // the same place (nullptr: none kept; map one). May be null.
+  bool (*keep_replica)(void* at, std::size_t size) = nullptr;
+  void* (*replica)(void* at, std::size_t size) = nullptr;
 };
 void set_sim_hooks(const SimHooks& hooks);
 // Throws std::logic_error when no simulator registered its hooks.
 const Backend* sim_attach(void* base, std::size_t size);
 void sim_detach(void* base);
 bool sim_maps(void* base, std::size_t size);
+bool sim_keep_replica(void* at, std::size_t size);
+void* sim_replica(void* at, std::size_t size);
 
 // The table in force. Default: hardware with the detected instruction.
 void install(const Backend* backend);
