@@ -285,7 +285,9 @@ class Pool {
 
   // Mirror's volatile replica: maps size() bytes of anonymous, zeroed,
   // private memory at base() + kReplicaOffset (MAP_FIXED_NOREPLACE) and
-  // returns it; unmapped when the pool closes. Idempotent. Throws
+  // returns it; unmapped when the pool closes (a crash worker's simulator
+  // keeps it for the next restart instead and hands it back zero-filled:
+  // persist::SimHooks::keep_replica). Idempotent. Throws
   // kBaseUnavailable if that range is taken. The replica of p is
   // replica_of(p) == p + kReplicaOffset.
   void* map_volatile_replica();
