@@ -48,7 +48,7 @@ inline constexpr int kPBHeapMaxCapacity = 1024;
 
 struct PBHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424850;  // "PBHP"
-  static constexpr std::uint32_t kTypeVersion = 3;  // v3: (ReturnVal, tag) pairs after the state; v2: round stamps
+  static constexpr std::uint32_t kTypeVersion = 4;  // v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBHeap";
   PBCombRoot comb;
   std::uint64_t capacity;

@@ -301,26 +301,56 @@ inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const Re
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
-  std::uint64_t h = mix(stamp ^ 0x9e3779b97f4a7c15ULL);
-  std::size_t pos = 0;  // position in the hashed sequence (state, then pairs)
+  // Eight independent chains: each segment's words in blocks of eight, word
+  // j of a block into chain j, each step one multiply (c = rotl(c ^ w, 29)
+  // * K + pos); a segment's last < 8 words and its partial word into chain
+  // 0; the chains folded by the full mix at the end. One serial chain of
+  // the full mix per word (two dependent multiplies) made a 1024-entry
+  // heap's round spend 68% of its time here (docs/results.md, "A --full run
+  // at its own settings"). Every word still moves the result, with its
+  // position (pos); a torn record (any mix of two rounds' words) matches a
+  // checksum with probability about 2^-64 either way.
+  constexpr std::uint64_t kK = 0x9e3779b97f4a7c15ULL;
+  auto step = [](std::uint64_t c, std::uint64_t w, std::uint64_t pos) FERRITE_PB_LAMBDA_INLINE {
+    const std::uint64_t x = c ^ w;
+    return ((x << 29) | (x >> 35)) * kK + pos;
+  };
+  std::uint64_t h0 = mix(stamp ^ kK), h1 = mix(stamp ^ (2 * kK)), h2 = mix(stamp ^ (3 * kK)),
+                h3 = mix(stamp ^ (4 * kK)), h4 = mix(stamp ^ (5 * kK)), h5 = mix(stamp ^ (6 * kK)),
+                h6 = mix(stamp ^ (7 * kK)), h7 = mix(stamp ^ (8 * kK));
+  std::uint64_t pos = 0;  // position in the hashed sequence (bits, state, then pairs)
   auto hash = [&](const char* p, std::size_t len) FERRITE_PB_LAMBDA_INLINE {
     std::size_t i = 0;
+    for (; i + 64 <= len; i += 64, pos += 64) {
+      std::uint64_t w[8];
+      std::memcpy(w, p + i, 64);
+      h0 = step(h0, w[0], pos);
+      h1 = step(h1, w[1], pos + 8);
+      h2 = step(h2, w[2], pos + 16);
+      h3 = step(h3, w[3], pos + 24);
+      h4 = step(h4, w[4], pos + 32);
+      h5 = step(h5, w[5], pos + 40);
+      h6 = step(h6, w[6], pos + 48);
+      h7 = step(h7, w[7], pos + 56);
+    }
     for (; i + 8 <= len; i += 8, pos += 8) {
       std::uint64_t w;
       std::memcpy(&w, p + i, 8);
-      h = mix(h ^ w) + pos;
+      h0 = step(h0, w, pos);
     }
     if (i < len) {
       std::uint64_t w = 0;
       std::memcpy(&w, p + i, len - i);
-      h = mix(h ^ w ^ (std::uint64_t{0xff} << 56)) + pos;
+      h0 = step(h0, w ^ (std::uint64_t{0xff} << 56), pos);
       pos += 8;
     }
   };
   hash(rec + RecLayout::kHeader, l.bits_bytes());
   hash(rec + l.state_off(), RecLayout::len_of(stamp));
   hash(rec + l.entry_off(), l.entries_bytes());
-  return h;
+  std::uint64_t r = mix(pos ^ stamp);
+  for (const std::uint64_t c : {h0, h1, h2, h3, h4, h5, h6, h7}) r = mix(r ^ c);
+  return r;
 }
 
 // Is record `rec` a complete stamped record (its len fits the state, its
