@@ -23,7 +23,7 @@ struct PBHeap : fa::Combining<fc::PBHeap<F>, op::Abstract::kPriorityQueue> {
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(PBHeap<0>,
-                         fa::ferrite_technique("pb-heap", "pbcomb", "PBheap: bounded min-heap in the PBcomb state (capacity = --heap-capacity)",
+                         fa::ferrite_technique("pb-heap", "pbcomb", "PBheap: bounded min-heap in the PBcomb state (capacity = --heap-size)",
                              std::size_t{32} << 20));
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoPsyncBeforeUnlock>,
                          fa::ferrite_broken("pb-heap", "pbcomb", "no-psync",

@@ -24,7 +24,7 @@ struct PWFHeap : fa::Combining<fc::PWFHeap<F>, op::Abstract::kPriorityQueue, 7> 
 }  // namespace
 
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNone>,
-                         fa::ferrite_technique("pwf-heap", "pwfcomb", "PWFheap: bounded min-heap in the PWFcomb state (capacity = --heap-capacity)",
+                         fa::ferrite_technique("pwf-heap", "pwfcomb", "PWFheap: bounded min-heap in the PWFcomb state (capacity = --heap-size)",
                              std::size_t{64} << 20));
 FERRITE_REGISTER_ADAPTER(PWFHeap<pf::kNoIndexPersist>,
                          fa::ferrite_broken("pwf-heap", "pwfcomb", "no-index",

@@ -63,7 +63,8 @@ def main():
     if doc["paper"] == "strandweaver":
         rows = doc["figure7"]
         designs = ["hops", "no-persist-queue", "strandweaver", "non-atomic-paper", "non-atomic"]
-        fig, ax = plt.subplots(figsize=(9, 4))
+        wide = max(9.0, 0.55 * len(rows) + 2)  # 18 Table II workloads since stop 36
+        fig, ax = plt.subplots(figsize=(wide, 4))
         bars(ax, rows, designs, lambda x: x["speedup_over_x86"], "speedup over x86")
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_title("StrandWeaver Fig. 7 (" + note + ")")
@@ -71,7 +72,7 @@ def main():
 
         causes = list(rows[0]["designs"][0]["stalls"].keys())
         all_designs = ["x86"] + designs
-        fig, ax = plt.subplots(figsize=(10, 4))
+        fig, ax = plt.subplots(figsize=(max(10.0, 0.7 * len(rows) + 2), 4))
         width = 0.8 / len(all_designs)
         for i, d in enumerate(all_designs):
             bottom = [0.0] * len(rows)

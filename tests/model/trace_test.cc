@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -317,11 +319,30 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   // traces); under the sanitizers the gaps may hide them.
   EXPECT_GT(nap, strand * 1.01);
 #endif
+  // Every Table II structure under each language, averaged per §VI group
+  // (microbenchmarks; N-Store) as well as over all of them.
+  std::map<std::string, int> rows_of;
+  std::set<std::string> structures;
   for (const auto& row : sw.at("figure7")) {
     bool seen = false;
     for (const auto& d : row.at("designs")) seen |= d.at("design") == "non-atomic-paper";
     EXPECT_TRUE(seen) << row.at("workload");
+    const std::string w = row.at("workload");
+    structures.insert(w.substr(w.find('-') + 1));
+    ++rows_of[row.at("group").get<std::string>()];
+    EXPECT_EQ(row.at("group") == "nstore", w.ends_with("-nstore")) << w;
   }
+  EXPECT_EQ(structures, (std::set<std::string>{"map", "nstore", "queue", "rbtree", "swap", "tpcc"}));
+  ASSERT_TRUE(sw.contains("groups"));
+  for (const char* g : {"microbenchmarks", "nstore"}) {
+    const auto& grp = sw.at("groups").at(g);
+    EXPECT_EQ(grp.at("workloads").get<int>(), rows_of[g]) << g;
+    EXPECT_GT(grp.at("average_speedup_over_x86").at("strandweaver").get<double>(), 0.0) << g;
+    EXPECT_GE(grp.at("strandweaver_slowdown_vs_non_atomic").get<double>(),
+              grp.at("strandweaver_slowdown_vs_non_atomic_paper").get<double>())
+        << g;
+  }
+  EXPECT_EQ(rows_of["nstore"], 3);
   const auto hops = paper("hops");
   ASSERT_TRUE(hops.is_object());
   const auto& plain = hops.at("average_speedup_over_x86");
