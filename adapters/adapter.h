@@ -140,6 +140,11 @@ const std::vector<Registered>& registrations();
 // checkers need distinct values): (tid + 1) << 32 | per-thread counter.
 struct Workload {
   std::vector<std::uint64_t> next;
+  // Keys (elements, items) are drawn from [1, key_range]; 0: the crash
+  // campaigns' small ranges (16 keys: inserts, removes and lookups meet).
+  // Set by crash::Subject::size_for_bench (the timing model's traces).
+  std::uint64_t key_range = 0;
+  std::uint64_t keys() const { return key_range > 0 ? key_range : 16; }
   void reset(int threads) { next.assign(static_cast<std::size_t>(threads), 0); }
   std::int64_t unique(int tid) {
     const auto n = ++next[static_cast<std::size_t>(tid)];
@@ -227,6 +232,11 @@ class Subject final : public crash::Subject {
     h_ = std::make_unique<typename A::Handle>(A::attach(pool, setup_));
   }
   bool has_structure(pmem::Pool& pool) override { return pool.has_root(setup_.name); }
+  bool size_for_bench(std::uint64_t key_range) override {
+    setup_.key_range = key_range;
+    work_.key_range = key_range;
+    return true;
+  }
   crash::Response recover_op(int tid, std::uint64_t seq, const crash::Op& o) override {
     if constexpr (A::kDetectable) return A::recover(*h_, tid, seq, o);
     else throw std::logic_error("recover_op on a technique that is not detectable");

@@ -174,11 +174,17 @@ struct Workload<fl::LoggedArraySwap> {
     else if (o.kind == op::kErase) a.locks_of(i, 7 * i + 3, out);
     else a.locks_of(i, i, out);
   }
-  // 80% swaps of two random elements of the 16, 20% reads.
-  static op::Op next_op(int, std::uint64_t& rng, adapters::Workload&) {
+  // 80% swaps of two random elements of the 16 (a bench-sized trace: of the
+  // key_range, make()'s array), 20% reads.
+  static op::Op next_op(int, std::uint64_t& rng, adapters::Workload& w) {
     const std::uint64_t r = adapters::Workload::step(rng);
-    if (r % 10 < 2) return {op::kGet, static_cast<std::int64_t>((r >> 4) % 16), 0};
-    return {kSwap, static_cast<std::int64_t>((r >> 4) % 16), static_cast<std::int64_t>((r >> 12) % 16)};
+    if (w.key_range == 0) {  // the campaigns' sequence, unchanged (replay lines)
+      if (r % 10 < 2) return {op::kGet, static_cast<std::int64_t>((r >> 4) % 16), 0};
+      return {kSwap, static_cast<std::int64_t>((r >> 4) % 16), static_cast<std::int64_t>((r >> 12) % 16)};
+    }
+    const std::uint64_t n = w.key_range, j = adapters::Workload::step(rng) % n;
+    if (r % 10 < 2) return {op::kGet, static_cast<std::int64_t>((r >> 4) % n), 0};
+    return {kSwap, static_cast<std::int64_t>((r >> 4) % n), static_cast<std::int64_t>(j)};
   }
   static crash::RegionSpec region_spec() {
     crash::RegionSpec s;
@@ -227,10 +233,11 @@ struct Workload<fl::LoggedTpcc> {
   static State observe(fl::LoggedTpcc& t) { return t.snapshot(); }
   // 85% New-Order in a random district with a fresh seed, 15% reads of a
   // district's next order id.
+  // (Districts: make()'s — 4 in the campaigns, 10 bench-sized.)
   static op::Op next_op(int tid, std::uint64_t& rng, adapters::Workload& w) {
-    const std::uint64_t r = adapters::Workload::step(rng);
-    if (r % 20 < 3) return {op::kGet, static_cast<std::int64_t>((r >> 5) % 4), 0};
-    return {kNewOrder, static_cast<std::int64_t>((r >> 5) % 4), w.unique(tid)};
+    const std::uint64_t r = adapters::Workload::step(rng), districts = w.key_range > 0 ? 10 : 4;
+    if (r % 20 < 3) return {op::kGet, static_cast<std::int64_t>((r >> 5) % districts), 0};
+    return {kNewOrder, static_cast<std::int64_t>((r >> 5) % districts), w.unique(tid)};
   }
   // The sequential New-Order on LoggedTpcc::snapshot()'s representation.
   static crash::RegionSpec region_spec() {

@@ -42,15 +42,15 @@ op::Op Workload::next_op(op::Abstract a, int tid, std::uint64_t& rng) {
     case op::Abstract::kLog:
       return {op::kAppend, unique(tid), 0};
     case op::Abstract::kSet: {
-      // A small key range, so inserts, removes and lookups meet.
-      const auto key = static_cast<std::int64_t>((r >> 4) % 16 + 1);
+      // A small key range, so inserts, removes and lookups meet (keys()).
+      const auto key = static_cast<std::int64_t>((r >> 4) % keys() + 1);
       const auto c = r % 10;
       if (c < 4) return {op::kInsert, key, 0};
       if (c < 8) return {op::kRemove, key, 0};
       return {op::kContains, key, 0};
     }
     case op::Abstract::kMap: {
-      const auto key = static_cast<std::int64_t>((r >> 4) % 16 + 1);
+      const auto key = static_cast<std::int64_t>((r >> 4) % keys() + 1);
       const auto c = r % 10;
       if (c < 4) return {op::kPut, key, unique(tid)};
       if (c < 7) return {op::kErase, key, 0};

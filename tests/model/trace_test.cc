@@ -13,6 +13,8 @@
 #include <set>
 #include <string>
 
+#include <sys/wait.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/scale.h"
@@ -291,6 +293,34 @@ TEST(SimTool, ReplaysATraceUnderEveryDesignOfItsInstrumentation) {
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --design itanium"), 0);
 }
 
+// `ferrite trace --key-range N` records the workload sized as a benchmark:
+// the array swap over N elements instead of the campaigns' 16 (two cache
+// lines, every swap contending with every other), so its stores reach many
+// more lines; out of range is a usage error.
+TEST(TraceTool, KeyRangeSizesTheWorkloadAsABenchmark) {
+  auto lines = [](const std::string& extra) {
+    const std::string out = ::testing::TempDir() + "/swap" + std::to_string(extra.size()) + ".trace";
+    const std::string cmd = std::string(FERRITE_CLI_PATH) + " trace txn-swap -i x86 --threads 2 --ops 2000 " + extra +
+                            " -o " + out + " 2>/dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::set<std::uint64_t> seen;
+    for (const auto& th : fm::read_trace(out).threads)
+      for (const auto& e : th)
+        if (e.kind() == fm::EventKind::kStore) seen.insert(e.line());
+    std::filesystem::remove(out);
+    return seen.size();
+  };
+  const std::size_t small = lines(""), sized = lines("--key-range 4096");
+  EXPECT_GT(small, 0u);
+  // 1,600 swaps of two of 4,096 elements (512 lines) touch hundreds of
+  // array lines; the 16-element array has two.
+  EXPECT_GT(sized, small + 200) << small << " vs " << sized;
+  const std::string bad = std::string(FERRITE_CLI_PATH) + " trace txn-swap --key-range 99999999 -o " +
+                          ::testing::TempDir() + "/never.trace > /dev/null 2>&1";
+  const int rc = std::system(bad.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << rc;
+}
+
 // `ferrite sim --paper` end to end on small traces: StrandWeaver's
 // evaluation reports both non-atomic designs, and the paper's NON-ATOMIC
 // (only the undo barriers dropped) lies between strandweaver and the
@@ -308,6 +338,7 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   };
   const auto sw = paper("strandweaver");
   ASSERT_TRUE(sw.is_object());
+  EXPECT_EQ(sw.at("key_range").get<std::uint64_t>(), 65536u);  // bench-sized by default
   const auto& a = sw.at("average_speedup_over_x86");
   const double strand = a.at("strandweaver"), nap = a.at("non-atomic-paper"), na = a.at("non-atomic");
   EXPECT_GE(nap, strand);

@@ -5,7 +5,7 @@
 //   ferrite trace --list
 //   ferrite trace WORKLOAD [--instrumentation x86|hops|hops+|strand]
 //                 [--threads N] [--ops N] [--seed S] [--max-gap CYCLES]
-//                 [--ops-per-region K] -o FILE
+//                 [--ops-per-region K] [--key-range N] -o FILE
 //   ferrite sim TRACE [--design D]... [--config k=v]... [--json]
 //   ferrite sim --paper strandweaver|hops [--plot DIR] [--threads N] [--ops N] [--json]
 //
@@ -73,6 +73,10 @@ std::vector<std::string> workloads() {
   return {out.begin(), out.end()};
 }
 
+// --key-range's bound: the largest workload (the N-Store table) must fit
+// the 512 MiB trace pool.
+constexpr std::uint64_t kMaxKeyRange = std::uint64_t{1} << 20;
+
 struct TraceParams {
   std::string workload, instrumentation = "x86";
   int threads = 8;
@@ -82,6 +86,10 @@ struct TraceParams {
   // Operations per failure-atomic region (> 1: logging::Group through the
   // subject's apply_group; the StrandWeaver paper's Figure 10).
   int ops_per_region = 1;
+  // > 0: the structure and its keys sized as a benchmark's (keys, array
+  // elements, TPC-C items in [1, key_range]; crash::Subject::size_for_bench);
+  // 0: the crash campaigns' small sizes (a 16-element array, 16 map keys).
+  std::uint64_t key_range = 0;
 };
 
 // --commit-batch of trace and sim --paper (adapters/logging_options.h): the
@@ -110,6 +118,8 @@ fm::Trace record(const TraceParams& p) {
     auto subject = info->make();
     if (p.ops_per_region > 1 && !subject->groups())
       usage_error("trace: workload '" + p.workload + "' cannot run several operations per region");
+    if (p.key_range > 0 && !subject->size_for_bench(p.key_range))
+      usage_error("trace: workload '" + p.workload + "' cannot be sized by --key-range");
     subject->create(*pool, p.threads);
     fm::RecordOptions ro;
     ro.max_gap = p.max_gap;
@@ -169,6 +179,10 @@ void setup_trace(CLI::App* sub) {
   sub->add_option("--ops", o->p.ops, "Operations in total (default 50000)");
   sub->add_option("--seed", o->p.seed, "Workload seed (default 1)");
   sub->add_option("--max-gap", o->p.max_gap, "Clamp each compute gap at this many cycles (default 2000)");
+  sub->add_option("--key-range", o->p.key_range,
+                  "Size the workload as a benchmark: keys, array elements and TPC-C items drawn from [1, N] "
+                  "(default 0: the crash campaigns' sizes, a 16-element array and 16 map keys, where every "
+                  "operation contends with every other)");
   sub->add_option("--ops-per-region", o->p.ops_per_region,
                   "Operations per failure-atomic region (default 1; > 1: queue, map and swap workloads)");
   add_commit_batch(sub, &o->commit_batch, "");
@@ -183,6 +197,7 @@ void setup_trace(CLI::App* sub) {
     if (o->p.workload.empty() || o->out.empty()) usage_error("trace: WORKLOAD and -o FILE are required");
     if (o->p.threads < 1 || o->p.threads > 64) usage_error("trace: --threads must be in [1, 64]");
     if (o->p.ops_per_region < 1 || o->p.ops_per_region > 16) usage_error("trace: --ops-per-region must be in [1, 16]");
+    if (o->p.key_range > kMaxKeyRange) usage_error("trace: --key-range must be at most 1048576 (the trace pool is 512 MiB)");
     set_commit_batch(o->commit_batch);
     const auto t0 = std::chrono::steady_clock::now();
     const fm::Trace t = record(o->p);
@@ -238,6 +253,11 @@ struct PaperOpts {
   std::string plot;
   bool json = false;
   std::size_t commit_batch = 1;
+  // TraceParams::key_range of every recording: the papers ran their
+  // workloads at benchmark sizes, not at the campaigns' (docs/results.md,
+  // "Bench-sized traces"); 0 = the campaigns' sizes (claims measured
+  // before stop 36).
+  std::uint64_t key_range = 65536;
 };
 
 // One trace per (workload, instrumentation), recorded once.
@@ -253,6 +273,7 @@ class Traces {
       p.threads = o_.threads;
       p.ops = o_.ops;
       p.ops_per_region = ops_per_region;
+      p.key_range = o_.key_range;
       slot = std::make_unique<fm::Trace>(record(p));
       events_ += slot->events();
     }
@@ -345,6 +366,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
   doc["threads"] = o.threads;
   doc["ops"] = o.ops;
   doc["commit_batch"] = o.commit_batch;
+  doc["key_range"] = o.key_range;
   const fm::Config base;
   VsX86 vs(tr, &sim_s, &sim_events);
   // The StrandWeaver evaluation of docs/results.md (claims T1-T7) replays
@@ -534,6 +556,9 @@ void setup_sim(CLI::App* sub) {
   sub->add_option("--plot", o->po.plot, "--paper: write results.json and PNG plots into this directory");
   sub->add_option("--threads", o->po.threads, "--paper: threads per trace (default 8)");
   sub->add_option("--ops", o->po.ops, "--paper: operations per trace (default 50000)");
+  sub->add_option("--key-range", o->po.key_range,
+                  "--paper: record every workload sized as a benchmark, keys in [1, N] (see `ferrite trace "
+                  "--help`; default 65536; 0: the crash campaigns' sizes)");
   add_commit_batch(sub, &o->po.commit_batch, "--paper: ");
   std::string params;
   for (const auto& n : fm::Config::names()) params += " " + n;
@@ -545,6 +570,7 @@ void setup_sim(CLI::App* sub) {
   sub->callback([o, names] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
+      if (o->po.key_range > kMaxKeyRange) usage_error("sim: --key-range must be at most 1048576");
       set_commit_batch(o->po.commit_batch);
       const Json doc = paper(o->paper, o->po);
       if (!o->po.plot.empty()) {

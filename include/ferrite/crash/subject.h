@@ -134,6 +134,12 @@ class Subject {
   // (a restarted image) holds this structure's root. When it does not, the
   // campaign creates the structure afresh, as an application would.
   virtual bool has_structure(pmem::Pool& pool) { (void)pool; return true; }
+  // Before create(): size the structure and its workload as a benchmark
+  // does, keys (array elements, TPC-C items) drawn from [1, key_range],
+  // instead of the campaigns' small ranges (which make every operation
+  // meet every other). For the timing model's traces (`ferrite trace
+  // --key-range`); the campaigns never call it. False: not supported.
+  virtual bool size_for_bench(std::uint64_t key_range) { (void)key_range; return false; }
 };
 
 struct SubjectInfo {
