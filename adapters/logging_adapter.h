@@ -216,9 +216,10 @@ struct Workload<fl::LoggedTpcc> {
     // the case reverse rollback exists for). Bench: 10 districts (TPC-C's
     // per warehouse) and an item per key of the range.
     const bool bench = s.key_range > 0;
-    return std::make_unique<fl::LoggedTpcc>(p, s.name, s.threads, o, bench ? 10 : 4,
+    return std::make_unique<fl::LoggedTpcc>(p, s.name, s.threads, o, districts(s.key_range),
                                             bench ? std::max<std::uint64_t>(s.key_range, 100) : 4);
   }
+  static std::uint64_t districts(std::uint64_t key_range) { return key_range > 0 ? 10 : 4; }
   static op::Response apply(fl::LoggedTpcc& t, int tid, const op::Op& o) {
     const auto d = static_cast<std::uint64_t>(o.arg);
     switch (o.kind) {
@@ -233,11 +234,10 @@ struct Workload<fl::LoggedTpcc> {
   static State observe(fl::LoggedTpcc& t) { return t.snapshot(); }
   // 85% New-Order in a random district with a fresh seed, 15% reads of a
   // district's next order id.
-  // (Districts: make()'s — 4 in the campaigns, 10 bench-sized.)
   static op::Op next_op(int tid, std::uint64_t& rng, adapters::Workload& w) {
-    const std::uint64_t r = adapters::Workload::step(rng), districts = w.key_range > 0 ? 10 : 4;
-    if (r % 20 < 3) return {op::kGet, static_cast<std::int64_t>((r >> 5) % districts), 0};
-    return {kNewOrder, static_cast<std::int64_t>((r >> 5) % districts), w.unique(tid)};
+    const std::uint64_t r = adapters::Workload::step(rng), d = districts(w.key_range);
+    if (r % 20 < 3) return {op::kGet, static_cast<std::int64_t>((r >> 5) % d), 0};
+    return {kNewOrder, static_cast<std::int64_t>((r >> 5) % d), w.unique(tid)};
   }
   // The sequential New-Order on LoggedTpcc::snapshot()'s representation.
   static crash::RegionSpec region_spec() {

@@ -76,6 +76,11 @@ std::vector<std::string> workloads() {
 // --key-range's bound: the largest workload (the N-Store table) must fit
 // the 512 MiB trace pool.
 constexpr std::uint64_t kMaxKeyRange = std::uint64_t{1} << 20;
+void check_key_range(const char* cmd, std::uint64_t n) {
+  if (n > kMaxKeyRange)
+    usage_error(std::string(cmd) + ": --key-range must be at most " + std::to_string(kMaxKeyRange) +
+                " (the trace pool is 512 MiB)");
+}
 
 struct TraceParams {
   std::string workload, instrumentation = "x86";
@@ -197,7 +202,7 @@ void setup_trace(CLI::App* sub) {
     if (o->p.workload.empty() || o->out.empty()) usage_error("trace: WORKLOAD and -o FILE are required");
     if (o->p.threads < 1 || o->p.threads > 64) usage_error("trace: --threads must be in [1, 64]");
     if (o->p.ops_per_region < 1 || o->p.ops_per_region > 16) usage_error("trace: --ops-per-region must be in [1, 16]");
-    if (o->p.key_range > kMaxKeyRange) usage_error("trace: --key-range must be at most 1048576 (the trace pool is 512 MiB)");
+    check_key_range("trace", o->p.key_range);
     set_commit_batch(o->commit_batch);
     const auto t0 = std::chrono::steady_clock::now();
     const fm::Trace t = record(o->p);
@@ -321,7 +326,7 @@ class VsX86 {
     return static_cast<double>(x86_on(w, r.design, c, k).cycles) / static_cast<double>(r.cycles);
   }
   // One figure row: each design's result and speedup (also into *rs, *sp,
-  // and (*speedups)[design name]); the first design must be x86, whose
+  // and, unless null, (*speedups)[design name]); the first design must be x86, whose
   // own recording gives speedup_over_x86_own_recording (the comparison
   // before stop 25).
   template <std::size_t N>
@@ -337,7 +342,7 @@ class VsX86 {
       Json j = result_json((*rs)[d], c);
       j["speedup_over_x86"] = (*sp)[d];
       j["speedup_over_x86_own_recording"] = own / static_cast<double>((*rs)[d].cycles);
-      (*speedups)[fm::design_name(d)].push_back((*sp)[d]);
+      if (speedups != nullptr) (*speedups)[fm::design_name(d)].push_back((*sp)[d]);
       out.push_back(j);
     }
     return out;
@@ -355,6 +360,31 @@ double geomean(const std::vector<double>& v) {
   for (double x : v) s += std::log(x);
   return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
 }
+
+// StrandWeaver's per-workload ratios over a set of workloads (all of them,
+// or one of §VI's groups), and their averages in the JSON document's keys.
+struct SwRatios {
+  std::map<std::string, std::vector<double>> speedups;  // design -> over x86 on its recording
+  std::vector<double> over_hops, vs_na, vs_nap;         // strandweaver over hops; cycles over non-atomic(-paper)
+  void add(const std::map<fm::Design, fm::Result>& rs, const std::map<fm::Design, double>& sp) {
+    using D = fm::Design;
+    for (const auto& [d, v] : sp) speedups[fm::design_name(d)].push_back(v);
+    const auto sw = static_cast<double>(rs.at(D::kStrandWeaver).cycles);
+    over_hops.push_back(sp.at(D::kStrandWeaver) / sp.at(D::kHops));
+    vs_na.push_back(sw / static_cast<double>(rs.at(D::kNonAtomic).cycles));
+    vs_nap.push_back(sw / static_cast<double>(rs.at(D::kNonAtomicPaper).cycles));
+  }
+  void to_json(Json& j) const {
+    Json avg;
+    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
+    j["average_speedup_over_x86"] = avg;
+    j["strandweaver_over_hops"] = geomean(over_hops);
+    j["strandweaver_slowdown_vs_non_atomic"] = geomean(vs_na) - 1.0;
+    // Against §VI's NON-ATOMIC as the paper defines it (only the undo
+    // entry -> update barriers removed): the comparison T4 quotes.
+    j["strandweaver_slowdown_vs_non_atomic_paper"] = geomean(vs_nap) - 1.0;
+  }
+};
 
 // StrandWeaver Figures 7-10; HOPS+ Figure 2. Returns the JSON document.
 Json paper(const std::string& which, const PaperOpts& o) {
@@ -389,18 +419,16 @@ Json paper(const std::string& which, const PaperOpts& o) {
   if (which == "strandweaver") {
     const D designs[] = {D::kX86, D::kHops, D::kNoPersistQueue, D::kStrandWeaver, D::kNonAtomic, D::kNonAtomicPaper};
     Json fig7 = Json::array(), fig9 = Json::array(), fig10 = Json::array();
-    std::map<std::string, std::vector<double>> speedups;  // design -> per workload
     std::map<int, std::map<std::string, std::vector<double>>> by_compute;  // op_compute -> design -> ...
-    std::vector<double> sw_over_hops, sw_over_na, sw_over_nap;
-    // group -> the same ratios over that group's workloads alone
-    std::map<std::string, std::map<std::string, std::vector<double>>> by_group;
+    SwRatios all;                              // every workload
+    std::map<std::string, SwRatios> by_group;  // §VI's groups
     std::map<int, std::vector<double>> by_ops_per_sfr;  // Figure 10: ops per SFR -> per workload
     for (const auto& w : ws) {
       Json row;
       row["workload"] = w;
       std::map<D, fm::Result> rs;
       std::map<D, double> sp;  // over x86 on the same recording
-      row["designs"] = vs.row(w, designs, base, &rs, &sp, &speedups);
+      row["designs"] = vs.row(w, designs, base, &rs, &sp, nullptr);
       row["ckc_non_atomic"] = 1000.0 * static_cast<double>(rs[D::kNonAtomic].writebacks) /
                               static_cast<double>(rs[D::kNonAtomic].cycles);
       // The same traces with application work between operations (the
@@ -416,15 +444,8 @@ Json paper(const std::string& which, const PaperOpts& o) {
         }
         row["op_compute_" + std::to_string(oc)] = s;
       }
-      sw_over_hops.push_back(sp[D::kStrandWeaver] / sp[D::kHops]);
-      sw_over_na.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) / static_cast<double>(rs[D::kNonAtomic].cycles));
-      sw_over_nap.push_back(static_cast<double>(rs[D::kStrandWeaver].cycles) /
-                            static_cast<double>(rs[D::kNonAtomicPaper].cycles));
-      auto& g = by_group[group_of(w)];
-      for (D d : designs) g[std::string("speedup_over_x86:") + fm::design_name(d)].push_back(sp[d]);
-      g["strandweaver_over_hops"].push_back(sw_over_hops.back());
-      g["strandweaver_slowdown_vs_non_atomic"].push_back(sw_over_na.back());
-      g["strandweaver_slowdown_vs_non_atomic_paper"].push_back(sw_over_nap.back());
+      all.add(rs, sp);
+      by_group[group_of(w)].add(rs, sp);
       row["group"] = group_of(w);
       fig7.push_back(row);
       // Figure 10: operations per SFR (1, 2, 4, 8 operations of a thread in
@@ -455,8 +476,6 @@ Json paper(const std::string& which, const PaperOpts& o) {
           }
       }
     }
-    Json avg;
-    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
     for (const auto& [oc, m] : by_compute) {
       Json a;
       for (const auto& [d, v] : m) a[d] = geomean(v);
@@ -468,24 +487,12 @@ Json paper(const std::string& which, const PaperOpts& o) {
     Json f10;
     for (const auto& [k, v] : by_ops_per_sfr) f10[std::to_string(k)] = geomean(v);
     doc["figure10_average_speedup_over_x86"] = f10;
-    doc["average_speedup_over_x86"] = avg;
-    doc["strandweaver_over_hops"] = geomean(sw_over_hops);
-    doc["strandweaver_slowdown_vs_non_atomic"] = geomean(sw_over_na) - 1.0;
-    // Against §VI's NON-ATOMIC as the paper defines it (only the undo
-    // entry -> update barriers removed): the comparison T4 quotes.
-    doc["strandweaver_slowdown_vs_non_atomic_paper"] = geomean(sw_over_nap) - 1.0;
+    all.to_json(doc);
     Json groups;
-    for (const auto& [gname, m] : by_group) {
-      Json gj, gs;
-      for (const auto& [k, v] : m) {
-        if (k.rfind("speedup_over_x86:", 0) == 0) {
-          gs[k.substr(std::string("speedup_over_x86:").size())] = geomean(v);
-        } else {
-          gj[k] = k.find("slowdown") != std::string::npos ? geomean(v) - 1.0 : geomean(v);
-        }
-      }
-      gj["average_speedup_over_x86"] = gs;
-      gj["workloads"] = m.begin()->second.size();
+    for (const auto& [gname, r] : by_group) {
+      Json gj;
+      r.to_json(gj);
+      gj["workloads"] = r.over_hops.size();
       groups[gname] = gj;
     }
     doc["groups"] = groups;
@@ -570,7 +577,7 @@ void setup_sim(CLI::App* sub) {
   sub->callback([o, names] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
-      if (o->po.key_range > kMaxKeyRange) usage_error("sim: --key-range must be at most 1048576");
+      check_key_range("sim", o->po.key_range);
       set_commit_batch(o->po.commit_batch);
       const Json doc = paper(o->paper, o->po);
       if (!o->po.plot.empty()) {
