@@ -360,6 +360,13 @@ double geomean(const std::vector<double>& v) {
   for (double x : v) s += std::log(x);
   return v.empty() ? 0 : std::exp(s / static_cast<double>(v.size()));
 }
+// {name: geometric mean of its values} (e.g. design -> speedups per workload).
+template <class K>
+Json geomeans(const std::map<K, std::vector<double>>& m) {
+  Json j;
+  for (const auto& [k, v] : m) j[std::string(k)] = geomean(v);
+  return j;
+}
 
 // StrandWeaver's per-workload ratios over a set of workloads (all of them,
 // or one of §VI's groups), and their averages in the JSON document's keys.
@@ -375,9 +382,7 @@ struct SwRatios {
     vs_nap.push_back(sw / static_cast<double>(rs.at(D::kNonAtomicPaper).cycles));
   }
   void to_json(Json& j) const {
-    Json avg;
-    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
-    j["average_speedup_over_x86"] = avg;
+    j["average_speedup_over_x86"] = geomeans(speedups);
     j["strandweaver_over_hops"] = geomean(over_hops);
     j["strandweaver_slowdown_vs_non_atomic"] = geomean(vs_na) - 1.0;
     // Against §VI's NON-ATOMIC as the paper defines it (only the undo
@@ -476,11 +481,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
           }
       }
     }
-    for (const auto& [oc, m] : by_compute) {
-      Json a;
-      for (const auto& [d, v] : m) a[d] = geomean(v);
-      doc["average_speedup_over_x86_op_compute_" + std::to_string(oc)] = a;
-    }
+    for (const auto& [oc, m] : by_compute) doc["average_speedup_over_x86_op_compute_" + std::to_string(oc)] = geomeans(m);
     doc["figure7"] = fig7;
     doc["figure9"] = fig9;
     doc["figure10"] = fig10;
@@ -527,13 +528,9 @@ Json paper(const std::string& which, const PaperOpts& o) {
       hops_vs_ideal.push_back(sp[D::kIdeal] / sp[D::kHops]);
       fig2.push_back(row);
     }
-    Json avg;
-    for (const auto& [d, v] : speedups) avg[d] = geomean(v);
     doc["figure2"] = fig2;
-    doc["average_speedup_over_x86"] = avg;
-    Json savg;
-    for (const auto& [d, v] : sync_speedups) savg[d] = geomean(v);
-    doc["average_speedup_over_x86_sync_flush"] = savg;
+    doc["average_speedup_over_x86"] = geomeans(speedups);
+    doc["average_speedup_over_x86_sync_flush"] = geomeans(sync_speedups);
     doc["hops_plus_over_hops"] = geomean(plus_over_hops);
     doc["hops_plus_slowdown_vs_ideal"] = geomean(plus_vs_ideal) - 1.0;
     doc["hops_slowdown_vs_ideal"] = geomean(hops_vs_ideal) - 1.0;
