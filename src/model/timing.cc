@@ -599,6 +599,12 @@ class Sim {
 
   // StrandWeaver's persist operations: into the persist queue, or (no
   // persist queue) into the store queue, in order with the stores.
+  // ORDER: §IV "Persist queue operation": "CLWBs, persist barriers, and
+  // NewStrand operations in the persist queue are issued to the strand
+  // buffer unit in order" — an entry issues no earlier than the one before
+  // it (pq_issue), so a clwb waiting for a full strand buffer holds the
+  // next strand's clwbs too (test
+  // AFullStrandBufferHoldsTheNextStrandsClwbsInThePersistQueue).
   Cycle persist_enter(Core& co) {
     if (!separate_pq()) return sq_enter(co);
     wait(co, co.pq.oldest(), Stall::kPersistQueue);

@@ -158,6 +158,52 @@ TEST(TimingModel, ThePersistQueueLetsStoresPassAClwbBlockedOnAFullStrandBuffer) 
   EXPECT_EQ(fm::simulate(t, Design::kNoPersistQueue, c).cycles, 889u);
 }
 
+TEST(TimingModel, AFullStrandBufferHoldsTheNextStrandsClwbsInThePersistQueue) {
+  // §IV: "CLWBs, persist barriers, and NewStrand operations in the persist
+  // queue are issued to the strand buffer unit in order", so a clwb waiting
+  // for a full strand buffer holds a later strand's clwbs too. The shape of
+  // the logging library's enqueue (docs/results.md, "Why strandweaver
+  // trails hops on the single-lock queue"): two write-backs of a fresh
+  // node's init stores, then a log/update pair (entry clwb, barrier, update
+  // clwb) in the same strand, NewStrand, a second pair, JoinStrand. Every
+  // clwb issues at 0, is sent at 4 and acknowledged at 196, unless held.
+  // Strand 0 takes 5 entries in a 4-entry buffer: clwb U waits for clwb A's
+  // entry (retired 196), is sent after the barrier (196 + 4) and acked at
+  // 392. The NewStrand and strand 1 issue only after it, at 196: clwb E2
+  // acked 392, the barrier holds clwb U2 until then: acked 588, the join
+  // completes at 588.
+  const auto t = trace({{{K::kPwb, 1},            // init A
+                         {K::kPwb, 2},            // init B
+                         {K::kPwb, 3},            // entry E
+                         {K::kPersistBarrier},
+                         {K::kPwb, 4},            // update U
+                         {K::kNewStrand},
+                         {K::kPwb, 5},            // entry E2
+                         {K::kPersistBarrier},
+                         {K::kPwb, 6},            // update U2
+                         {K::kJoinStrand}}});
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver).cycles, 588u);
+  // With 8 entries clwb U issues at 0 and the two strands overlap: U and U2
+  // both acked at 196 + 4 + 192 = 392.
+  fm::Config c;
+  ASSERT_TRUE(c.set("strand_entries", 8));
+  EXPECT_EQ(fm::simulate(t, Design::kStrandWeaver, c).cycles, 392u);
+  // Likewise with the init write-backs on a strand of their own (a
+  // NewStrand before entry E): 2 + 3 + 3 entries in three buffers.
+  const auto own = trace({{{K::kPwb, 1},
+                           {K::kPwb, 2},
+                           {K::kNewStrand},
+                           {K::kPwb, 3},
+                           {K::kPersistBarrier},
+                           {K::kPwb, 4},
+                           {K::kNewStrand},
+                           {K::kPwb, 5},
+                           {K::kPersistBarrier},
+                           {K::kPwb, 6},
+                           {K::kJoinStrand}}});
+  EXPECT_EQ(fm::simulate(own, Design::kStrandWeaver).cycles, 392u);
+}
+
 TEST(TimingModel, APersistBarrierHoldsLaterStoresUntilEarlierClwbsIssued) {
   // Two-entry strand buffer: clwbs 1 and 2 issue at 0 (acked 196); clwb 3
   // waits for clwb 1's entry and issues at 196. A store queue of one entry:
