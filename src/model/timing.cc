@@ -54,7 +54,8 @@ const char* design_instrumentation(Design d) {
 }
 bool design_replays(Design d, std::string_view instrumentation) {
   return instrumentation == design_instrumentation(d) ||
-         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand"));
+         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand")) ||
+         (d == Design::kHops && instrumentation == "strand");
 }
 const char* stall_name(Stall s) {
   switch (s) {
@@ -576,7 +577,19 @@ class Sim {
     }
   }
 
+  // On a strand recording (design_replays) the logging library's HOPS code
+  // is replayed: its strand code with every write-back and NewStrand
+  // dropped (HOPS persists stores by itself), each persist barrier an
+  // ofence, a JoinStrand that only orders (kJoinOrdering: log_end's, before
+  // the end entry) an ofence, every other JoinStrand (the end entry's and
+  // a prune's durability) a dfence — undo_log.h's HOPS cases at the same
+  // points. Both designs then run one recording (docs/timing.md, "One
+  // recording per comparison").
   void hops_verb(Core& co, const Event& e) {
+    if (e.ordering_join()) {
+      co.epoch_floor = std::max(co.epoch_floor, co.epoch_max_ack);  // as an ofence
+      return;
+    }
     switch (e.kind()) {
       case EventKind::kOfence:
       case EventKind::kPfence:

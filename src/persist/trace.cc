@@ -113,7 +113,7 @@ Recorder& rec() {
 struct ThreadState {
   int tid = -1;
   std::uint64_t last = 0;  // tsc at the end of the previous event
-  bool undo_next = false;  // persist::note_undo_barrier: mark the next barrier
+  std::uint8_t marks = 0;  // persist::note_next: Marks for the next barrier / join
 };
 thread_local ThreadState t_state;
 
@@ -142,14 +142,17 @@ void tr_pfence() { record(EventKind::kPfence, 0); }
 void tr_psync() { record(EventKind::kPsync, 0); }
 void tr_ofence() { record(EventKind::kOfence, 0); }
 void tr_dfence() { record(EventKind::kDfence, 0); }
-void tr_barrier() {
-  const bool undo = t_state.undo_next;
-  t_state.undo_next = false;
-  record(EventKind::kPersistBarrier, undo ? kBarrierUndo : 0);
+// The pending mark `m` of this thread, consumed: the event's payload bit.
+std::uint64_t take_mark(persist::Mark m, std::uint64_t bit) {
+  const auto mb = static_cast<std::uint8_t>(m);
+  const bool marked = (t_state.marks & mb) != 0;
+  t_state.marks = static_cast<std::uint8_t>(t_state.marks & ~mb);
+  return marked ? bit : 0;
 }
-void tr_undo_barrier_next() { t_state.undo_next = true; }
+void tr_barrier() { record(EventKind::kPersistBarrier, take_mark(persist::Mark::kUndoBarrier, kBarrierUndo)); }
+void tr_mark_next(persist::Mark m) { t_state.marks = static_cast<std::uint8_t>(t_state.marks | static_cast<std::uint8_t>(m)); }
 void tr_new_strand() { record(EventKind::kNewStrand, 0); }
-void tr_join() { record(EventKind::kJoinStrand, 0); }
+void tr_join() { record(EventKind::kJoinStrand, take_mark(persist::Mark::kOrderingJoin, kJoinOrdering)); }
 void tr_stored(const void* p, std::size_t n) {
   if (n == 0) return;
   const auto a = reinterpret_cast<std::uintptr_t>(p);
@@ -175,7 +178,7 @@ void tr_lock(const void* lock, bool acquired) {
 const persist::Backend kTraceBackend{"trace",   &tr_pwb,     &tr_pfence,   &tr_psync, &tr_ofence,
                                      &tr_dfence, &tr_barrier, &tr_new_strand, &tr_join, nullptr,
                                      nullptr,   &tr_stored,  nullptr,      &tr_lock,
-                                     &tr_undo_barrier_next};
+                                     &tr_mark_next};
 
 // rdtsc ticks per second, against the steady clock (20 ms).
 double tsc_hz() {

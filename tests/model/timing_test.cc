@@ -470,6 +470,36 @@ TEST(TimingModel, X86ReplaysHopsAndStrandTracesUnderTheIntelMapping) {
   EXPECT_FALSE(fm::design_replays(Design::kHops, "x86"));
 }
 
+TEST(TimingModel, HopsReplaysAStrandRecordingAsTheLibrarysHopsCode) {
+  // The logging library's HOPS code is its strand code without write-backs
+  // and NewStrands, each persist barrier an ofence, a JoinStrand that only
+  // orders (kJoinOrdering: log_end's) an ofence, every other JoinStrand a
+  // dfence. warm: store A drains 0..4, written at 4, acked 196; the ofence
+  // holds store B (4..8) until then: acked 388; the ordering join holds
+  // store C (8..12): acked 580; the last join (a dfence) stalls until 580.
+  fm::Trace strand = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPersistBarrier}, {K::kStore, 2}, {K::kPwb, 2},
+                             {K::kNewStrand}, {K::kJoinStrand, fm::kJoinOrdering}, {K::kStore, 3}, {K::kPwb, 3},
+                             {K::kJoinStrand}}});
+  strand.instrumentation = "strand";
+  const fm::Trace hops = trace({{{K::kStore, 1}, {K::kOfence}, {K::kStore, 2}, {K::kOfence}, {K::kStore, 3},
+                                 {K::kDfence}}});
+  EXPECT_TRUE(fm::design_replays(Design::kHops, "strand"));
+  EXPECT_FALSE(fm::design_replays(Design::kHopsPlus, "strand"));  // HOPS+ code keeps no software history
+  const fm::Result r = fm::simulate(strand, Design::kHops, warm());
+  EXPECT_EQ(r.cycles, 580u);
+  EXPECT_EQ(r.cycles, fm::simulate(hops, Design::kHops, warm()).cycles);
+  EXPECT_EQ(r.writebacks, 3u);  // the stores', not the trace's clwbs
+  // Unmarked, the first join is a durability point (a dfence): the core
+  // stalls until B is acked (388); C drains 388..392, acked 584.
+  fm::Trace unmarked = trace({{{K::kStore, 1}, {K::kPwb, 1}, {K::kPersistBarrier}, {K::kStore, 2}, {K::kPwb, 2},
+                               {K::kNewStrand}, {K::kJoinStrand}, {K::kStore, 3}, {K::kPwb, 3}, {K::kJoinStrand}}});
+  unmarked.instrumentation = "strand";
+  EXPECT_EQ(fm::simulate(unmarked, Design::kHops, warm()).cycles, 584u);
+  // strandweaver ignores the mark: a JoinStrand is a JoinStrand (§IV).
+  EXPECT_EQ(fm::simulate(strand, Design::kStrandWeaver, warm()).cycles,
+            fm::simulate(unmarked, Design::kStrandWeaver, warm()).cycles);
+}
+
 TEST(TimingModel, ConfigRejectsUnknownNamesAndBadValues) {
   fm::Config c;
   EXPECT_FALSE(c.set("no_such", 1));

@@ -739,7 +739,10 @@ class Logger {
         persist::new_strand();
         return;
       }
-      if (overlaps && fence) joined(s);  // a JoinStrand of the owner: P4's mark clears too
+      if (overlaps && fence) {
+        persist::note_ordering_join();  // orders only (HOPS: the entry's ofence below)
+        joined(s);  // a JoinStrand of the owner: P4's mark clears too
+      }
       s.logged.emplace_back(a, b);
     }
     LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
@@ -1070,7 +1073,10 @@ class Logger {
       // entry, after that region's pre_end join. Without it:
       // internal::kNoOwnerPruneJoin.
       reuse_joins_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-      if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) joined(s);
+      if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) {
+        persist::note_ordering_join();  // orders only (HOPS: order_prune's ofence)
+        joined(s);
+      }
     }
     LogEntry v{};
     v.seq = s.tail++;
@@ -1130,7 +1136,10 @@ class Logger {
       case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)" [site: pre-end-pfence]
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)" [site: hops-pre-end-ofence]
-      case Instrumentation::kStrand: joined(s); break;  // Fig. 5 log_end: JoinStrand
+      case Instrumentation::kStrand:  // Fig. 5 log_end: JoinStrand; it orders only (HOPS: the ofence above)
+        persist::note_ordering_join();
+        joined(s);
+        break;
     }
   }
   // JoinStrand by the thread that owns `s` (Eq. 2: every earlier store of

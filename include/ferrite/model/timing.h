@@ -89,7 +89,10 @@ const char* design_instrumentation(Design d);
 // sfences, NewStrand nothing) — the same events as an x86 recording, in
 // the same order (measured). So each design can be compared with x86 on
 // one recorded interleaving (docs/timing.md, "One recording per
-// comparison").
+// comparison"). hops replays a strand recording too: the library's HOPS
+// code is its strand code without write-backs and NewStrands, barriers and
+// ordering joins (trace kJoinOrdering, format version 3) ofences, the
+// other joins dfences — so hops and strandweaver share one recording.
 bool design_replays(Design d, std::string_view instrumentation);
 
 // Table I of the StrandWeaver paper, each parameter sweepable by name

@@ -29,7 +29,9 @@
 // order in which the model hands the lock over; for a persist barrier,
 // kBarrierUndo if it is the barrier between an undo entry and its update
 // (persist::note_undo_barrier; format version 2 — a version-1 file marks
-// none and is still read), else 0.
+// none and is still read), else 0; for a JoinStrand, kJoinOrdering if it
+// only orders (persist::note_ordering_join: HOPS code has an ofence there;
+// format version 3 — older files mark none and are still read), else 0.
 //
 // Thread safety: recording (start / stop) is process-wide; the recorded
 // verbs may be issued from any thread (one buffer per thread). Reading and
@@ -68,6 +70,10 @@ inline constexpr std::uint64_t kMaxLockSeq = (std::uint64_t{1} << 24) - 1;
 // Payload of a persist barrier that orders an undo entry before its in-place
 // update (StrandWeaver Fig. 5 log_store).
 inline constexpr std::uint64_t kBarrierUndo = 1;
+// Payload of a JoinStrand that only orders (StrandWeaver Fig. 5 log_end's,
+// before the end entry), where the logging library's HOPS code issues an
+// ofence; an unmarked one is a durability point (HOPS: a dfence).
+inline constexpr std::uint64_t kJoinOrdering = 1;
 
 struct Event {
   std::uint64_t bits;
@@ -78,6 +84,7 @@ struct Event {
   std::uint32_t lock() const { return static_cast<std::uint32_t>(payload() & (kMaxLocks - 1)); }
   std::uint64_t lock_seq() const { return payload() >> 16; }
   bool undo_barrier() const { return kind() == EventKind::kPersistBarrier && (payload() & kBarrierUndo) != 0; }
+  bool ordering_join() const { return kind() == EventKind::kJoinStrand && (payload() & kJoinOrdering) != 0; }
   static Event make(EventKind k, std::uint32_t gap, std::uint64_t payload) {
     const std::uint64_t g = gap > kMaxGap ? kMaxGap : gap;
     return Event{static_cast<std::uint64_t>(k) | g << 4 | (payload & ((std::uint64_t{1} << 40) - 1)) << 24};
@@ -91,7 +98,7 @@ static_assert(sizeof(Event) == 8);
 // On-media header of a trace file.
 struct Header {
   static constexpr char kMagic[8] = {'F', 'R', 'T', 'T', 'R', 'A', 'C', 'E'};
-  static constexpr std::uint32_t kVersion = 2;        // 2: undo barriers marked (kBarrierUndo)
+  static constexpr std::uint32_t kVersion = 3;        // 2: undo barriers marked (kBarrierUndo); 3: ordering joins (kJoinOrdering)
   static constexpr std::uint32_t kOldestVersion = 1;  // still read: no barrier marked
   char magic[8];
   std::uint32_t version;

@@ -77,6 +77,12 @@ std::string_view flush_name(Flush f);
 // Best instruction this CPU supports (CPUID leaf 7 / leaf 1), detected once.
 Flush detect_flush();
 
+// The role of a verb, as annotated for the timing model (note_next below).
+enum class Mark : std::uint8_t {
+  kUndoBarrier = 1,   // a persist_barrier: undo entry before its update
+  kOrderingJoin = 2,  // a join_strand that only orders (HOPS: an ofence)
+};
+
 // A backend: one function per verb. `pwb_line` receives a 64-byte aligned
 // line address; the front end splits ranges and counts. `declare_store` is
 // not a verb (not counted, no crash point): nullptr on every backend but the
@@ -113,10 +119,9 @@ struct Backend {
   // (crash/model.h LockEvent).
   void (*lock_event)(const void* lock, bool acquired) = nullptr;
   // nullptr on every backend but the trace recorder's: the thread's next
-  // persist_barrier is the one between an undo entry and its in-place
-  // update (StrandWeaver Fig. 5 log_store) — the ordering the paper's
-  // NON-ATOMIC design removes (model/timing.h, non-atomic-paper).
-  void (*undo_barrier_next)() = nullptr;
+  // verb of the mark's kind plays the role the mark names (Mark, below), so
+  // that the timing model can replay designs that treat that role apart.
+  void (*mark_next)(Mark m) = nullptr;
 };
 
 // Configuration a pool (or a benchmark) asks for. Parsed from text by
@@ -270,17 +275,28 @@ inline void note_releasing(const void* lock) {
     b->lock_event(lock, false);
 }
 
-// Annotation: this thread's next persist_barrier orders an undo entry
-// before its in-place update (StrandWeaver Fig. 5 log_store). Not a verb;
-// only the trace backend looks (it marks that barrier, so the timing model
-// can replay the StrandWeaver paper's NON-ATOMIC design, which drops
-// exactly these orderings and keeps every other). On other backends a load
-// and a not-taken branch.
-inline void note_undo_barrier() {
+// Annotations of a verb's role, for the timing model's replay (not verbs:
+// not counted, no crash point; only the trace backend looks, and marks the
+// thread's next verb of that kind; on other backends a load and a
+// not-taken branch):
+//   note_undo_barrier()   the next persist_barrier orders an undo entry
+//                         before its in-place update (StrandWeaver Fig. 5
+//                         log_store) — the ordering the paper's NON-ATOMIC
+//                         design drops, keeping every other;
+//   note_ordering_join()  the next join_strand only orders (Fig. 5
+//                         log_end's JoinStrand before the end entry): the
+//                         same code for HOPS issues an ofence there, where
+//                         every other JoinStrand of the logging library is
+//                         a durability point (HOPS: a dfence). The hops
+//                         design replays a strand recording by this mark
+//                         (model/timing.h design_replays).
+inline void note_next(Mark m) {
   const Backend* b = detail::g_backend.load(std::memory_order_relaxed);
-  if (b->undo_barrier_next != nullptr) [[unlikely]]
-    b->undo_barrier_next();
+  if (b->mark_next != nullptr) [[unlikely]]
+    b->mark_next(m);
 }
+inline void note_undo_barrier() { note_next(Mark::kUndoBarrier); }
+inline void note_ordering_join() { note_next(Mark::kOrderingJoin); }
 
 // Annotated stores: code written for a persistency model in which stores
 // persist by themselves (HOPS's persist buffers, StrandWeaver's strand
