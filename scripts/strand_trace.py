@@ -6,20 +6,14 @@ it). Not part of the build or the tests.
 
   strand_trace.py regions TRACE [N]   event counts, and thread 0's N most
                                       common operations as event sequences
-  strand_trace.py to-hops TRACE OUT   the same recording as the logging
-                                      library's HOPS instrumentation would
-                                      have issued it (below), for
-                                      `ferrite sim OUT --design hops`
+                                      (pbu: an undo entry's barrier; jso: a
+                                      JoinStrand that only orders)
   strand_trace.py edit TRACE OUT WHAT what-if rewrites (diagnostics only):
                                       ns-before-entry, drop-last-barrier
 
-to-hops: the library's HOPS code is its strand code (undo_log.h) with the
-write-backs and NewStrands removed, each persist barrier an ofence, the
-JoinStrand before a region's end entry (pre_end) an ofence and every other
-JoinStrand (make_durable, prune_durable) a dfence. A removed event's
-compute gap is added to the next event's, so the replay keeps the
-recording's compute: HOPS and strandweaver are then compared on one
-recording, as x86 is (docs/timing.md "One recording per comparison").
+HOPS on the same recording needs no rewrite: `ferrite sim TRACE --design
+hops` replays a strand trace as the library's HOPS code (format version 3
+marks the JoinStrands that only order; model::design_replays).
 """
 import struct
 import sys
@@ -52,10 +46,8 @@ def encode(kind, gap, payload):
     return CODE[kind] | min(gap, 0xFFFFF) << 4 | payload << 24
 
 
-def write(path, header, events, instrumentation=None):
+def write(path, header, events):
     header = bytearray(header)
-    if instrumentation is not None:
-        header[104:120] = instrumentation.encode().ljust(16, b'\0')
     with open(path, 'wb') as f:
         f.write(header)
         f.write(struct.pack(f'<{len(events)}Q', *[len(t) for t in events]))
@@ -64,8 +56,11 @@ def write(path, header, events, instrumentation=None):
 
 
 def name(e):
-    # an undo entry's barrier (kBarrierUndo) shows as pbu
-    return 'pbu' if e[0] == 'pb' and e[2] & 1 else e[0]
+    # an undo entry's barrier (kBarrierUndo) shows as pbu, a JoinStrand that
+    # only orders (kJoinOrdering) as jso
+    if e[2] & 1 and e[0] in ('pb', 'js'):
+        return {'pb': 'pbu', 'js': 'jso'}[e[0]]
+    return e[0]
 
 
 def regions(path, n=6):
@@ -100,18 +95,6 @@ def rewrite(events, one):
     return out
 
 
-def to_hops(i, evs):
-    k, g, p = evs[i]
-    if k in ('pwb', 'ns'):
-        return []
-    if k == 'pb':
-        return [('ofence', g, 0)]
-    if k == 'js':
-        pre_end = i + 3 < len(evs) and [e[0] for e in evs[i + 1:i + 4]] == ['st', 'pwb', 'js']
-        return [('ofence' if pre_end else 'dfence', g, 0)]
-    return [(k, g, p)]
-
-
 def ns_before_entry(i, evs):
     # a NewStrand before an undo entry (st pwb pbu) whose strand already
     # holds write-backs (a fresh node's init stores)
@@ -136,9 +119,6 @@ def drop_last_barrier(i, evs):
 def main(argv):
     if len(argv) >= 2 and argv[0] == 'regions':
         regions(argv[1], int(argv[2]) if len(argv) > 2 else 6)
-    elif len(argv) == 3 and argv[0] == 'to-hops':
-        header, events = read(argv[1])
-        write(argv[2], header, rewrite(events, to_hops), 'hops')
     elif len(argv) == 4 and argv[0] == 'edit':
         one = {'ns-before-entry': ns_before_entry, 'drop-last-barrier': drop_last_barrier}.get(argv[3])
         if one is None:

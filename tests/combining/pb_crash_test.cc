@@ -38,7 +38,6 @@ TEST_P(PBCorrect, SurvivesEveryCrashPointOfASingleThreadRun) {
   cfg.ops = static_cast<std::size_t>(scaled(200, 20));
   cfg.images = 4;
   cfg.seed = 17;
-  cfg.pool_size = std::size_t{4} << 20;
   cfg.model = model;
   auto r = cr::run_campaign(subject(GetParam(), "correct"), cfg);
   ASSERT_TRUE(r.error.empty()) << r.error;
@@ -68,7 +67,6 @@ TEST_P(PBCorrect, SurvivesCrashesDuringCreate) {
     cfg.ops = 8;
     cfg.images = 2;
     cfg.seed = 31;
-    cfg.pool_size = std::size_t{4} << 20;
     cfg.model = model;
     cfg.crash_create = true;
     cfg.create_crash_points = ferrite::test::create_points();
@@ -183,7 +181,6 @@ TEST_P(PBBroken, IsCaughtAndItsReplayReproducesTheViolation) {
   cfg.ops = static_cast<std::size_t>(scaled(200, 40));
   cfg.images = 8;
   cfg.seed = 3;
-  cfg.pool_size = std::size_t{4} << 20;
   cfg.stop_after_violations = 1;  // the verdict is the first catch; its replay is checked below
   if (std::string(variant) == "no-oldtail") {
     // Dequeuers passing the unpersisted tail is a race between the two

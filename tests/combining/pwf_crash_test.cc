@@ -43,7 +43,6 @@ TEST_P(PWFCorrect, OneThreadEveryCrashPoint) {
     cfg.ops = scaled(200, 20);
     cfg.images = 3;
     cfg.seed = 11;
-    cfg.pool_size = 4u << 20;
     const auto r = ferrite::test::expect_every_point_clean(s, cfg, "pwf");
     EXPECT_GE(r.verbs, 2 * cfg.ops);  // at least pwb(record) + psync per op
   }
@@ -80,7 +79,6 @@ TEST_P(PWFCorrect, SurvivesCrashesDuringCreate) {
     cfg.ops = 8;
     cfg.images = 2;
     cfg.seed = 31;
-    cfg.pool_size = 4u << 20;
     cfg.model = model;
     cfg.crash_create = true;
     cfg.create_crash_points = ferrite::test::create_points();
@@ -117,7 +115,6 @@ TEST_P(PWFBroken, IsCaughtAndReplayReproduces) {
   cfg.ops = p.threads == 1 ? scaled(200, 60) : scaled(400, 200);
   cfg.images = 6;
   cfg.seed = 3;
-  cfg.pool_size = 4u << 20;
   if (p.threads > 1) cfg.crash_points = scaled(300, 150);
   cfg.stop_after_violations = 1;  // the verdict is the first catch; its replay is checked below
   // A race needs the scheduler's help: on a loaded machine one sampled run
@@ -168,7 +165,6 @@ TEST(PWFPublishFence, APfenceAtLine29SurvivesEveryX86CrashPoint) {
   cfg.ops = scaled(400, 200);
   cfg.images = 6;
   cfg.crash_points = scaled(300, 150);
-  cfg.pool_size = 4u << 20;
   for (std::uint64_t seed : {3u, 4u, 5u}) {
     cfg.seed = seed;
     auto r = fc::run_campaign(s, cfg);

@@ -338,7 +338,6 @@ TEST(SharedPool, ThreeStructuresShareOnePoolUnderCrashImages) {
   cfg.ops = static_cast<std::size_t>(scaled(150, 30));
   cfg.images = 4;
   cfg.seed = 29;
-  cfg.pool_size = std::size_t{4} << 20;
   // This subject's recover() runs its own post-recovery operations (kExtra
   // enqueues, pushes and inserts, each checked) and observe() reports the
   // queue as recovered, before them: the campaign's post-recovery ops would
@@ -360,7 +359,6 @@ TEST(SharedPool, PerStructureHeapRecoveryLosesTheNeighboursNodesAndIsCaught) {
   cfg.ops = static_cast<std::size_t>(scaled(60, 20));
   cfg.images = 2;
   cfg.seed = 29;
-  cfg.pool_size = std::size_t{4} << 20;
   cfg.recover_pool = false;  // the pool does not recover itself: the subject does, the old way
   cfg.stop_after_violations = 3;
   cfg.post_ops = 0;  // recover() runs and checks its own operations (as above)
