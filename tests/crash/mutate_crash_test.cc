@@ -205,7 +205,7 @@ TEST(Mutate, EveryRedoOptSiteOfTheWaitFreeElectionIsCaught) {
   cfg.images = 2;
   cfg.crash_create = true;
   cfg.dirty_heap = true;
-  cfg.pool_size = std::size_t{2} << 20;  // as standard_mutation's
+  cfg.pool_size = std::size_t{4} << 20;  // RedoOpt's replicas: at 2 MiB the heap is full
   // One seed (the campaigns are deterministic): its runs catch all five
   // (the standard campaign's four seeds: 39 s instead of ~15 s).
   const auto m = fc::run_mutation(*s, cfg, {}, /*seeds=*/1, [](const ferrite::crash::sites::Site& site) {
