@@ -35,7 +35,7 @@ using ferrite::test::subject;
 
 namespace {
 
-constexpr std::size_t kPool = std::size_t{2} << 20;
+constexpr std::size_t kPool = std::size_t{1} << 20;  // the default; every restart compares the pool page by page (docs/crash.md)
 
 cr::CampaignResult clean(const char* structure, const cr::CampaignConfig& cfg, const char* variant = "correct") {
   auto r = cr::run_campaign(subject(structure, variant), cfg);

@@ -82,7 +82,7 @@ TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
     cfg.ops = scaled(120, 20);
     cfg.images = 3;
     cfg.seed = 11;
-    cfg.pool_size = 2u << 20;
+    cfg.pool_size = 1u << 20;
     const auto r = ferrite::test::expect_every_point_clean(s, cfg, "mirror");
     EXPECT_GE(r.verbs, cfg.ops / 2);  // updates write back and psync
   }
@@ -101,7 +101,7 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
       cfg.crash_points = scaled(200, 20);
       cfg.images = 18;  // + 2 fixed
       cfg.seed = 5 + static_cast<std::uint64_t>(threads);
-      cfg.pool_size = 2u << 20;
+      cfg.pool_size = 1u << 20;
       cfg.model = model;
       ferrite::test::expect_sampled_clean(s, cfg, want, "mirror");
     }
@@ -121,7 +121,7 @@ TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
     cfg.ops = 12;
     cfg.images = 2;
     cfg.seed = 31;
-    cfg.pool_size = 2u << 20;
+    cfg.pool_size = 1u << 20;
     cfg.model = model;
     cfg.crash_create = true;
     cfg.create_crash_points = ferrite::test::create_points();
@@ -177,7 +177,7 @@ TEST_P(MirrorBroken, IsCaughtUnderEveryModel) {
     cfg.ops = p.threads == 1 ? scaled(120, 60) : scaled(400, 200);
     cfg.images = 6;
     cfg.seed = 3;
-    cfg.pool_size = 2u << 20;
+    cfg.pool_size = 1u << 20;
     cfg.model = model;
     if (p.threads > 1) cfg.crash_points = scaled(400, 150);
     cfg.stop_after_violations = 1;
