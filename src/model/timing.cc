@@ -54,7 +54,8 @@ const char* design_instrumentation(Design d) {
 }
 bool design_replays(Design d, std::string_view instrumentation) {
   return instrumentation == design_instrumentation(d) ||
-         (d == Design::kX86 && (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand")) ||
+         (d == Design::kX86 &&
+          (instrumentation == "hops" || instrumentation == "hops+" || instrumentation == "strand")) ||
          (d == Design::kHops && instrumentation == "strand");
 }
 const char* stall_name(Stall s) {

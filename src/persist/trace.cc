@@ -150,7 +150,9 @@ std::uint64_t take_mark(persist::Mark m, std::uint64_t bit) {
   return marked ? bit : 0;
 }
 void tr_barrier() { record(EventKind::kPersistBarrier, take_mark(persist::Mark::kUndoBarrier, kBarrierUndo)); }
-void tr_mark_next(persist::Mark m) { t_state.marks = static_cast<std::uint8_t>(t_state.marks | static_cast<std::uint8_t>(m)); }
+void tr_mark_next(persist::Mark m) {
+  t_state.marks = static_cast<std::uint8_t>(t_state.marks | static_cast<std::uint8_t>(m));
+}
 void tr_new_strand() { record(EventKind::kNewStrand, 0); }
 void tr_join() { record(EventKind::kJoinStrand, take_mark(persist::Mark::kOrderingJoin, kJoinOrdering)); }
 void tr_stored(const void* p, std::size_t n) {

@@ -98,7 +98,8 @@ static_assert(sizeof(Event) == 8);
 // On-media header of a trace file.
 struct Header {
   static constexpr char kMagic[8] = {'F', 'R', 'T', 'T', 'R', 'A', 'C', 'E'};
-  static constexpr std::uint32_t kVersion = 3;        // 2: undo barriers marked (kBarrierUndo); 3: ordering joins (kJoinOrdering)
+  // 2: undo barriers marked (kBarrierUndo); 3: ordering joins (kJoinOrdering).
+  static constexpr std::uint32_t kVersion = 3;
   static constexpr std::uint32_t kOldestVersion = 1;  // still read: no barrier marked
   char magic[8];
   std::uint32_t version;

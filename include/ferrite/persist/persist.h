@@ -119,7 +119,7 @@ struct Backend {
   // (crash/model.h LockEvent).
   void (*lock_event)(const void* lock, bool acquired) = nullptr;
   // nullptr on every backend but the trace recorder's: the thread's next
-  // verb of the mark's kind plays the role the mark names (Mark, below), so
+  // verb of the mark's kind plays the role the mark names (Mark, above), so
   // that the timing model can replay designs that treat that role apart.
   void (*mark_next)(Mark m) = nullptr;
 };
