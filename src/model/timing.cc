@@ -587,11 +587,7 @@ class Sim {
   // points. Both designs then run one recording (docs/timing.md, "One
   // recording per comparison").
   void hops_verb(Core& co, const Event& e) {
-    if (e.ordering_join()) {
-      co.epoch_floor = std::max(co.epoch_floor, co.epoch_max_ack);  // as an ofence
-      return;
-    }
-    switch (e.kind()) {
+    switch (e.ordering_join() ? EventKind::kOfence : e.kind()) {
       case EventKind::kOfence:
       case EventKind::kPfence:
       case EventKind::kPersistBarrier:

@@ -739,10 +739,7 @@ class Logger {
         persist::new_strand();
         return;
       }
-      if (overlaps && fence) {
-        persist::note_ordering_join();  // orders only (HOPS: the entry's ofence below)
-        joined(s);  // a JoinStrand of the owner: P4's mark clears too
-      }
+      if (overlaps && fence) ordering_joined(s);  // a JoinStrand of the owner: P4's mark clears too
       s.logged.emplace_back(a, b);
     }
     LogEntry* e = append(s, EntryType::kStore, reinterpret_cast<std::uint64_t>(addr), addr, sizeof(T), false);
@@ -1073,10 +1070,7 @@ class Logger {
       // entry, after that region's pre_end join. Without it:
       // internal::kNoOwnerPruneJoin.
       reuse_joins_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-      if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) {
-        persist::note_ordering_join();  // orders only (HOPS: order_prune's ofence)
-        joined(s);
-      }
+      if ((opt_.faults & internal::kNoOwnerPruneJoin) == 0) ordering_joined(s);
     }
     LogEntry v{};
     v.seq = s.tail++;
@@ -1136,10 +1130,7 @@ class Logger {
       case Instrumentation::kX86: persist::pfence(); break;  // Table 1 "SFENCE; Log-Rel(L)" [site: pre-end-pfence]
       case Instrumentation::kHops:
       case Instrumentation::kHopsPlus: persist::ofence(); break;  // "OFENCE; Log-Rel(L)" [site: hops-pre-end-ofence]
-      case Instrumentation::kStrand:  // Fig. 5 log_end: JoinStrand; it orders only (HOPS: the ofence above)
-        persist::note_ordering_join();
-        joined(s);
-        break;
+      case Instrumentation::kStrand: ordering_joined(s); break;  // Fig. 5 log_end: JoinStrand
     }
   }
   // JoinStrand by the thread that owns `s` (Eq. 2: every earlier store of
@@ -1147,6 +1138,14 @@ class Logger {
   void joined(State& s) {
     persist::join_strand();  // [site: strand-join]
     s.unjoined_prune_end = kNoSeq;
+  }
+  // A JoinStrand that only orders (log_end's before the end entry, and the
+  // ones before an entry above): where the HOPS code issues an ofence, not
+  // a durability point — marked for the timing model's hops replay of a
+  // strand recording (persist::note_ordering_join).
+  void ordering_joined(State& s) {
+    persist::note_ordering_join();
+    joined(s);
   }
   void make_durable(State& s, LogEntry* e) {
     switch (opt_.instrumentation) {
