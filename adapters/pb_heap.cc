@@ -38,5 +38,8 @@ FERRITE_REGISTER_ADAPTER(PBHeap<fc::kPaperRound | fc::kNoPfenceBetweenPwbs>,
 FERRITE_REGISTER_ADAPTER(PBHeap<fc::kNoChecksumCheck>,
                          fa::ferrite_broken("pb-heap", "pbcomb", "no-checksum-check",
                              "PBheap: recovery trusts the newest round stamp without its checksum"));
+FERRITE_REGISTER_ADAPTER(PBHeap<fc::kStaleLines>,
+                         fa::ferrite_broken("pb-heap", "pbcomb", "stale-lines",
+                             "PBheap: a round writes the state lines it changed, not those the previous round changed"));
 
 }  // namespace adapter_pb_heap

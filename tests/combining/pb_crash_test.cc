@@ -244,7 +244,8 @@ INSTANTIATE_TEST_SUITE_P(PB, PBBroken,
                                            Broken{"pb-queue", "no-pfence"}, Broken{"pb-queue", "no-outside-fence"},
                                            Broken{"pb-queue", "head-only"},
                                            Broken{"pb-heap", "no-psync"}, Broken{"pb-heap", "no-pfence"},
-                                           Broken{"pb-heap", "no-checksum-check"}),
+                                           Broken{"pb-heap", "no-checksum-check"},
+                                           Broken{"pb-heap", "stale-lines"}),
                          [](const auto& i) {
                            std::string s = std::string(i.param.first) + "_" + i.param.second;
                            for (char& c : s) if (c == '-') c = '_';

@@ -53,7 +53,7 @@ struct AtomicFloatObject {
 
 struct PBAtomicFloatRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424146;  // "PBAF"
-  static constexpr std::uint32_t kTypeVersion = 4;  // v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
+  static constexpr std::uint32_t kTypeVersion = 5;  // v5: the state checksummed as a sum of per-word terms; v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBAtomicFloat";
   PBCombRoot comb;
   explicit PBAtomicFloatRoot(const PBCombRoot& c)

@@ -48,7 +48,7 @@ inline constexpr int kPBHeapMaxCapacity = 1024;
 
 struct PBHeapRoot {
   static constexpr std::uint32_t kTypeTag = 0x50424850;  // "PBHP"
-  static constexpr std::uint32_t kTypeVersion = 4;  // v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
+  static constexpr std::uint32_t kTypeVersion = 5;  // v5: the state checksummed as a sum of per-word terms (a round rewrites only the sifts' lines); v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBHeap";
   PBCombRoot comb;
   std::uint64_t capacity;
@@ -74,16 +74,30 @@ class PBHeapObject {
     return reinterpret_cast<const std::int64_t*>(static_cast<const char*>(st) + 8);
   }
 
+  // PBcomb's ReportsStateWrites: every store to the state is reported
+  // (the size word and each key written), so a round writes back only the
+  // lines of the sift paths.
+  void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int, StateWrites& w) {
+    auto* size = static_cast<std::uint64_t*>(st);
+    auto* keys = reinterpret_cast<std::int64_t*>(static_cast<char*>(st) + 8);
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::uint64_t before = *size;
+      resp[i] = apply_one(keys, *size, a[i].op, a[i].arg, [&](std::size_t j) { w.wrote(8 + 8 * j, 8); });
+      if (*size != before) w.wrote(0, 8);
+    }
+  }
   void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int) {
     auto* size = static_cast<std::uint64_t*>(st);
     auto* keys = reinterpret_cast<std::int64_t*>(static_cast<char*>(st) + 8);
-    for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(keys, *size, a[i].op, a[i].arg);
+    for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(keys, *size, a[i].op, a[i].arg, [](std::size_t) {});
   }
   bool before_persist(void*, int) { return false; }
   void after_durable(void*, int) {}
 
-  // The sequential operation on keys[0..size).
-  std::uint64_t apply_one(std::int64_t* keys, std::uint64_t& size, OpCode op, std::int64_t arg) const {
+  // The sequential operation on keys[0..size); wrote(j) after each store
+  // to keys[j].
+  template <class Wrote>
+  std::uint64_t apply_one(std::int64_t* keys, std::uint64_t& size, OpCode op, std::int64_t arg, const Wrote& wrote) const {
     switch (op) {
       case OpCode::kInsert: {
         if (size >= cap_) return kFullWord;
@@ -92,9 +106,11 @@ class PBHeapObject {
           const std::size_t parent = (i - 1) / 2;
           if (keys[parent] <= arg) break;
           keys[i] = keys[parent];
+          wrote(i);
           i = parent;
         }
         keys[i] = arg;
+        wrote(i);
         return kAckWord;
       }
       case OpCode::kDeleteMin: {
@@ -108,9 +124,13 @@ class PBHeapObject {
           if (c + 1 < size && keys[c + 1] < keys[c]) ++c;
           if (keys[c] >= last) break;
           keys[i] = keys[c];
+          wrote(i);
           i = c;
         }
-        if (size > 0) keys[i] = last;
+        if (size > 0) {
+          keys[i] = last;
+          wrote(i);
+        }
         return value_word(min);
       }
       case OpCode::kGetMin:

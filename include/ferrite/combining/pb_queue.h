@@ -74,7 +74,7 @@ static_assert(sizeof(PBQueueNode) == 16);
 
 struct PBQueueRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425155;  // "PBQU"
-  static constexpr std::uint32_t kTypeVersion = 4;  // v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
+  static constexpr std::uint32_t kTypeVersion = 5;  // v5: the state checksummed as a sum of per-word terms; v4: eight-chain record checksum; v3: (ReturnVal, tag) pairs after the state; v2: round stamps
   static constexpr const char* kTypeName = "combining::PBQueue";
   PBCombRoot enq;  // IE: EState[0..1], EIndex
   PBCombRoot deq;  // ID: DState[0..1], DIndex

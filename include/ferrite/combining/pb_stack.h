@@ -85,7 +85,7 @@ struct PBStackRoot {
   static constexpr std::uint32_t kTypeTag = 0x50425354;  // "PBST"
   // v4: the state may hold the top cache (state_bytes 16; 8 without it);
   // v3: (ReturnVal, tag) pairs after the state; v2: round stamps.
-  static constexpr std::uint32_t kTypeVersion = 5;  // v5: eight-chain record checksum (v4: the top cache)
+  static constexpr std::uint32_t kTypeVersion = 6;  // v6: the state checksummed as a sum of per-word terms; v5: eight-chain record checksum (v4: the top cache)
   static constexpr const char* kTypeName = "combining::PBStack";
   PBCombRoot comb;
   explicit PBStackRoot(const PBCombRoot& c)

@@ -19,10 +19,11 @@
 //  * stamped (the default, Ferrite's): each StateRec carries a round stamp
 //    and a checksum, so recovery finds the newest complete record without
 //    MIndex. A round writes the record, writes back the lines of it that
-//    changed (header and state as one range; of the per-thread response
-//    pairs, only changed lines) and issues ONE psync (plus one pfence
-//    before it only when the round wrote nodes outside the record). MIndex
-//    is a volatile hint.
+//    changed (header and a small state as one range; of the per-thread
+//    response pairs, and of a large state whose policy reports its stores
+//    (StateWrites: a heap's sift paths), only changed lines) and issues ONE
+//    psync (plus one pfence before it only when the round wrote nodes
+//    outside the record). MIndex is a volatile hint.
 //  * paper (kPaperRound, the ablation `*-paper`): Alg. 2 l.22–27 exactly:
 //    pwb(StateRec), pfence, MIndex, pwb(MIndex), psync.
 //
@@ -48,7 +49,11 @@
 //   writes back the header and the state's used prefix (Policy::used_bytes:
 //   a bounded heap persists only its used keys) and, of the pair area, only
 //   the lines it changed (layout v3; v2 kept ReturnVal[n] and tag[n] apart,
-//   so one served thread dirtied three lines of an 8-thread record).
+//   so one served thread dirtied three lines of an 8-thread record). Of a
+//   state larger than a line whose policy reports its stores, only the
+//   lines stored to in this round and the previous one (layout v5: the
+//   state's checksum is a sum of per-word terms, kept per line, so those
+//   lines are all a round rehashes; copy_state_lines).
 //
 // Tags. The paper keeps one Deactivate bit per thread and uses seq mod 2 as
 // the activate bit (TagKind::kBit). A structure built from two instances
@@ -149,6 +154,34 @@ struct Active {
 //   bool before_persist(void* st, int tid);  // extra pwbs, before l.22;
 //                                            // true if it issued any
 //   void after_durable(void* st, int tid);   // after l.27, before l.28
+// Optionally (a state larger than a cache line, e.g. a heap's array): the
+// same simulate with a last argument StateWrites& w, calling
+// w.wrote(offset, bytes) for every range of the state it stores to. The
+// stamped round then copies into the new record, writes back and rehashes
+// only the lines written in this round and the one before (PBComb::
+// copy_state_lines), instead of the whole used prefix. A store it does not
+// report is lost at a crash: the crash campaigns catch it.
+class StateWrites {
+ public:
+  // [off, off + bytes) of the state was stored to.
+  FERRITE_PB_INLINE void wrote(std::size_t off, std::size_t bytes) {
+    for (std::size_t l = (skew_ + off) / 64, e = (skew_ + off + bytes - 1) / 64; l <= e; ++l)
+      if (flag_[l] == 0) {
+        flag_[l] = 1;
+        lines_->push_back(static_cast<std::uint32_t>(l));
+      }
+  }
+  StateWrites(std::size_t skew, std::uint8_t* flag, std::vector<std::uint32_t>* lines)
+      : skew_(skew), flag_(flag), lines_(lines) {}
+
+ private:
+  std::size_t skew_;                    // the state's offset in its first cache line
+  std::uint8_t* flag_;                  // per state line: in lines_
+  std::vector<std::uint32_t>* lines_;  // the state lines written (unordered)
+};
+template <class P>
+concept ReportsStateWrites = requires(P p, void* st, const Active* a, std::size_t k, std::uint64_t* r, int tid,
+                                      StateWrites& w) { p.simulate(st, a, k, r, tid, w); };
 template <class P>
 concept SequentialObject = requires(P p, const P cp, void* st, const void* cst, const Active* a,
                                     std::size_t k, std::uint64_t* r, int tid) {
@@ -291,34 +324,72 @@ struct RecView {
   }
 };
 
-// The stamped record's checksum: a 64-bit hash of (the stamp word, the
-// Deactivate bits, the state's len used bytes, the n entries), word by word through splitmix64's
-// finalizer. A record torn between two rounds' contents (some lines or
-// words of each) fails it except with probability about 2^-64.
-inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const RecLayout& l) {
-  auto mix = [](std::uint64_t z) {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  // Eight independent chains: each segment's words in blocks of eight, word
-  // j of a block into chain j, each step one multiply (c = rotl(c ^ w, 29)
-  // * K + pos); a segment's last < 8 words and its partial word into chain
-  // 0; the chains folded by the full mix at the end. One serial chain of
-  // the full mix per word (two dependent multiplies) made a 1024-entry
-  // heap's round spend 68% of its time here (docs/results.md, "A --full run
-  // at its own settings"). Every word still moves the result, with its
-  // position (pos); a torn record (any mix of two rounds' words) matches a
-  // checksum with probability about 2^-64 either way.
+// The stamped record's checksum (layout v5): a 64-bit hash of the stamp
+// word, the Deactivate bits and the n entries, folded with the state's sum
+// (below), so that every word a reader of the record uses moves it. A
+// record torn between two rounds' contents (some lines or words of each)
+// fails it except with probability about 2^-64.
+//
+// The state's part is a SUM of one term per word (rec_state_term: the
+// word's index and value through splitmix64's finalizer), not a chain, so a
+// combiner that changed a few lines of a large state (a heap's sift) updates
+// it from per-line sums it keeps (PBComb::lsum_) instead of rehashing every
+// used byte: a 1024-key heap's round spent 68% of its time in a hash over
+// the whole state (docs/results.md, "A --full run at its own settings").
+// The terms are independent strong hashes of (position, value), so a torn
+// mix of two rounds' words sums to the checksum's value with probability
+// about 2^-64, as a chain would.
+FERRITE_PB_INLINE std::uint64_t rec_mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+// Word j (the state's j-th 8 bytes) with value w.
+FERRITE_PB_INLINE std::uint64_t rec_state_term(std::uint64_t j, std::uint64_t w) {
+  return rec_mix(w ^ (j * 0xd6e8feb86659fd93ULL + 0x2545f4914f6cdd1dULL));
+}
+// Sum of the terms of the state's bytes [from, to) (from 8-aligned; a
+// partial last word is zero-padded: the length is in the stamp).
+FERRITE_PB_INLINE std::uint64_t rec_state_sum(const char* st, std::size_t from, std::size_t to) {
+  std::uint64_t s = 0;
+  std::size_t i = from;
+  for (; i + 64 <= to; i += 64) {  // a whole line: eight independent terms
+    std::uint64_t w[8];
+    std::memcpy(w, st + i, 64);
+    const std::uint64_t j = i / 8;
+    s += (rec_state_term(j, w[0]) + rec_state_term(j + 1, w[1])) + (rec_state_term(j + 2, w[2]) + rec_state_term(j + 3, w[3])) +
+         (rec_state_term(j + 4, w[4]) + rec_state_term(j + 5, w[5])) + (rec_state_term(j + 6, w[6]) + rec_state_term(j + 7, w[7]));
+  }
+  for (; i + 8 <= to; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, st + i, 8);
+    s += rec_state_term(i / 8, w);
+  }
+  if (i < to) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, st + i, to - i);
+    s += rec_state_term(i / 8, w);
+  }
+  return s;
+}
+
+// The checksum of record `rec` with stamp `stamp`, given its state's sum
+// (rec_state_sum over the used prefix, or a combiner's incremental value).
+inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const RecLayout& l, std::uint64_t state_sum) {
+  // Eight independent chains over the bits and the entries: words in
+  // blocks of eight, word j of a block into chain j, each step one multiply
+  // (c = rotl(c ^ w, 29) * K + pos); a segment's last < 8 words into chain
+  // 0; the chains folded by the full mix at the end (one serial chain of
+  // the full mix per word was twice as slow).
   constexpr std::uint64_t kK = 0x9e3779b97f4a7c15ULL;
   auto step = [](std::uint64_t c, std::uint64_t w, std::uint64_t pos) FERRITE_PB_LAMBDA_INLINE {
     const std::uint64_t x = c ^ w;
     return ((x << 29) | (x >> 35)) * kK + pos;
   };
-  std::uint64_t h0 = mix(stamp ^ kK), h1 = mix(stamp ^ (2 * kK)), h2 = mix(stamp ^ (3 * kK)),
-                h3 = mix(stamp ^ (4 * kK)), h4 = mix(stamp ^ (5 * kK)), h5 = mix(stamp ^ (6 * kK)),
-                h6 = mix(stamp ^ (7 * kK)), h7 = mix(stamp ^ (8 * kK));
-  std::uint64_t pos = 0;  // position in the hashed sequence (bits, state, then pairs)
+  std::uint64_t h0 = rec_mix(stamp ^ kK), h1 = rec_mix(stamp ^ (2 * kK)), h2 = rec_mix(stamp ^ (3 * kK)),
+                h3 = rec_mix(stamp ^ (4 * kK)), h4 = rec_mix(stamp ^ (5 * kK)), h5 = rec_mix(stamp ^ (6 * kK)),
+                h6 = rec_mix(stamp ^ (7 * kK)), h7 = rec_mix(stamp ^ (8 * kK));
+  std::uint64_t pos = 0;  // position in the hashed sequence (bits, then entries)
   auto hash = [&](const char* p, std::size_t len) FERRITE_PB_LAMBDA_INLINE {
     std::size_t i = 0;
     for (; i + 64 <= len; i += 64, pos += 64) {
@@ -338,19 +409,15 @@ inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const Re
       std::memcpy(&w, p + i, 8);
       h0 = step(h0, w, pos);
     }
-    if (i < len) {
-      std::uint64_t w = 0;
-      std::memcpy(&w, p + i, len - i);
-      h0 = step(h0, w ^ (std::uint64_t{0xff} << 56), pos);
-      pos += 8;
-    }
   };
-  hash(rec + RecLayout::kHeader, l.bits_bytes());
-  hash(rec + l.state_off(), RecLayout::len_of(stamp));
+  hash(rec + RecLayout::kHeader, l.bits_bytes());  // bits and entries are whole words
   hash(rec + l.entry_off(), l.entries_bytes());
-  std::uint64_t r = mix(pos ^ stamp);
-  for (const std::uint64_t c : {h0, h1, h2, h3, h4, h5, h6, h7}) r = mix(r ^ c);
-  return r;
+  std::uint64_t r = rec_mix(pos ^ stamp);
+  for (const std::uint64_t c : {h0, h1, h2, h3, h4, h5, h6, h7}) r = rec_mix(r ^ c);
+  return rec_mix(r ^ state_sum);
+}
+inline std::uint64_t rec_checksum(const char* rec, std::uint64_t stamp, const RecLayout& l) {
+  return rec_checksum(rec, stamp, l, rec_state_sum(rec + l.state_off(), 0, RecLayout::len_of(stamp)));
 }
 
 // Is record `rec` a complete stamped record (its len fits the state, its
@@ -479,8 +546,8 @@ class PBComb {
     }
     requests_ = std::vector<RequestSlot>(static_cast<std::size_t>(threads));
     next_seq_ = std::vector<sync::CachePadded<std::uint64_t>>(static_cast<std::size_t>(threads));
-    pair_skew_ = layout_.entry_off() % persist::kCacheLine;
-    pair_dirty_.assign((pair_skew_ + layout_.entries_bytes() + persist::kCacheLine - 1) / persist::kCacheLine, 0);
+    line_dirty_.assign((layout_.total() + persist::kCacheLine - 1) / persist::kCacheLine, 0);
+    ranges_.resize(line_dirty_.size() + 1);
     prev_served_.reserve(static_cast<std::size_t>(threads));
     active_.resize(static_cast<std::size_t>(threads));
     active_tag_.resize(static_cast<std::size_t>(threads));
@@ -490,6 +557,20 @@ class PBComb {
     // The combiners' DRAM image of the current record (see combine()).
     shadow_buf_.assign((layout_.total() + 7) / 8, 0);
     std::memcpy(shadow_buf_.data(), cur.base, layout_.total());
+    if constexpr (!kPaper && ReportsStateWrites<Policy>) {
+      delta_ = layout_.entries_first();
+      if (delta_) {
+        // The state's lines (see copy_state_lines): their sums from the image.
+        skew_ = layout_.state_off() % persist::kCacheLine;
+        state_lines_ = (skew_ + layout_.state_bytes + persist::kCacheLine - 1) / persist::kCacheLine;
+        line_flag_.assign(state_lines_, 0);
+        lsum_.resize(state_lines_);
+        const char* st = static_cast<const char*>(shadow().state());
+        for (std::size_t sl = 0; sl < state_lines_; ++sl) lsum_[sl] = rec_state_sum(st, line_lo(sl), line_hi(sl));
+        changed_now_.reserve(state_lines_);
+        changed_prev_.reserve(state_lines_);
+      }
+    }
   }
   PBComb(const PBComb&) = delete;
   PBComb& operator=(const PBComb&) = delete;
@@ -632,8 +713,23 @@ class PBComb {
       return resp;
     }
 
-    // l.18–21: simulate on the image; record responses and tags there.
-    pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
+    // l.18–21: simulate on the image; record responses and tags there. A
+    // large state's round writes only the lines simulate stored to (and
+    // the previous round's): the policy reports them (copy_state_lines).
+    std::size_t old_len = 0;
+    if constexpr (!kPaper && ReportsStateWrites<Policy>) {
+      if (delta_) {
+        old_len = pol_->used_bytes(sh.state());
+        changed_prev_.swap(changed_now_);
+        changed_now_.clear();
+        StateWrites w(skew_, line_flag_.data(), &changed_now_);
+        pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p, w);
+      } else {
+        pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
+      }
+    } else {
+      pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
+    }
     for (std::size_t i = 0; i < k; ++i) {
       sh.set_ret(active_[i].tid, resp_[i]);
       sh.set_tag(active_[i].tid, active_tag_[i]);
@@ -648,7 +744,7 @@ class PBComb {
                                                             pol_->used_bytes(sh.state())),
                                  layout_);
     // l.15 with l.18–21's effects: MemState[ind] := the new state.
-    write_rec(sh, dst, k);
+    write_rec(sh, dst, k, old_len);
     stats_.record(k);
 
     if constexpr (!kPaper) return stamped_round(p, lock_val, sh, dst, ind);
@@ -707,18 +803,19 @@ class PBComb {
     const std::uint64_t stamp = RecLayout::stamp(RecLayout::round_of(sh.word(0)) + 1, len);
     // The image holds the whole new record: its checksum is dst's.
     sh.word(0) = stamp;
-    sh.word(1) = rec_checksum(sh.base, stamp, layout_);
+    sh.word(1) = rec_checksum(sh.base, stamp, layout_, delta_ ? image_state_sum(len) : rec_state_sum(static_cast<const char*>(sh.state()), 0, len));
     if constexpr ((Faults & kSealBeforeFill) != 0) sh.word(1) = early_seal_;
     dst.word(0) = stamp;
     dst.word(1) = sh.word(1);
-    // PERSIST: l.22 + l.26 in one — the record's lines this round changed:
-    // the header and the state's used prefix (one range), and the lines of
-    // the (response, tag) pairs that differ from what dst held. The others
-    // hold what dst's own last write-back made durable (or, after a
-    // restart, what the media holds: working == media at attach), so the
-    // whole record is durable after the psync; l.27 — before any served
-    // thread may return.
-    write_back_head_and(dst, layout_.state_off() + len, /*all entries=*/false);
+    // PERSIST: l.22 + l.26 in one — the record's lines this round wrote:
+    // the header and a small state (or a large state's entries) as one
+    // range, and the lines of the (response, tag) pairs and of a large
+    // state that differ from what dst held (write_rec). The others hold
+    // what dst's own last write-back made durable (or, after a restart,
+    // what the media holds: working == media at attach), so the whole
+    // record is durable after the psync; l.27 — before any served thread
+    // may return.
+    write_back_head_and(dst, layout_.state_off() + (delta_ ? 0 : len), /*all entries=*/false);
     if constexpr ((Faults & kNoPsyncBeforeUnlock) == 0) persist::psync();
     // l.24 and l.25 as in the paper (ORDER as there); MIndex is not written
     // back: recovery recomputes it from the stamps.
@@ -734,12 +831,14 @@ class PBComb {
   // into dst. dst already holds what it held after the round before last
   // (its own last write); since then only the entries of the threads the
   // previous round and this round served changed. So only those are
-  // written, and only their lines are marked for write-back (pair_dirty_).
-  // Right after attach nothing is known about dst (a crash may have torn
-  // it): the first two rounds write every entry.
-  void write_rec(const RecView& sh, const RecView& dst, std::size_t k) {
-    std::fill(pair_dirty_.begin(), pair_dirty_.end(), std::uint8_t{0});
-    if (full_copies_ > 0) {
+  // written, and only their lines are marked for write-back (line_dirty_);
+  // a large state likewise (copy_state_lines). Right after attach nothing
+  // is known about dst (a crash may have torn it): the first two rounds
+  // write every entry and the whole used state.
+  void write_rec(const RecView& sh, const RecView& dst, std::size_t k, std::size_t old_len) {
+    std::fill(line_dirty_.begin(), line_dirty_.end(), std::uint8_t{0});
+    const bool full = full_copies_ > 0;
+    if (full) {
       --full_copies_;
       for (int q = 0; q < n_; ++q) copy_entry(sh, dst, q);
     } else {
@@ -753,8 +852,80 @@ class PBComb {
       dst.word_at(RecLayout::kHeader + 8 * w).store(sh.word_at(RecLayout::kHeader + 8 * w).load(std::memory_order_relaxed),
                                                     std::memory_order_relaxed);
     const std::size_t used = pol_->used_bytes(sh.state());
+    if constexpr (!kPaper)
+      if (delta_) return copy_state_lines(sh, dst, old_len, used, full);
     std::memcpy(dst.state(), sh.state(), used);
     persist::declare_store(dst.state(), used);  // CRASH: a memcpy may tear (crash/model.h)
+  }
+
+  // A large state (entries_first: a bounded heap's array) of a policy that
+  // reports its writes, stamped round: copies into dst, and marks for
+  // write-back, only the state lines whose contents dst does not already
+  // hold. dst holds the state of the round before last (used prefix L2),
+  // durable; the image holds this round's (len), and held the previous
+  // round's (old_len) before simulate. A byte b < len of dst is stale only
+  // if a store of the previous round or of this one changed it (the lines
+  // simulate reported: changed_prev_, changed_now_), or if it lies beyond
+  // the prefix dst was last written with — and then it lies in [L2,
+  // old_len) (the previous round's grown lines, in changed_prev_) or in
+  // [old_len, len) (this round's, added here). So those lines are all that
+  // dst needs. The per-line sums of the state checksum (lsum_) are
+  // recomputed for the lines this round wrote or grew; a line beyond the
+  // prefix may hold a stale sum until it grows into the prefix.
+  void copy_state_lines(const RecView& sh, const RecView& dst, std::size_t old_len, std::size_t len, bool full) {
+    const char* nowc = static_cast<const char*>(sh.state());
+    if (len > old_len)
+      for (std::size_t sl = line_of(old_len); sl < state_lines_ && line_lo(sl) < len; ++sl)
+        if (line_flag_[sl] == 0) {
+          line_flag_[sl] = 1;
+          changed_now_.push_back(static_cast<std::uint32_t>(sl));
+        }
+    std::sort(changed_now_.begin(), changed_now_.end());
+    for (const std::uint32_t c : changed_now_) {
+      line_flag_[c] = 0;
+      lsum_[c] = rec_state_sum(nowc, line_lo(c), line_hi(c));
+    }
+    auto copy_line = [&](std::size_t c) {
+      const std::size_t lo = line_lo(c), hi = std::min(line_hi(c), len);
+      if (lo >= hi) return;
+      if (hi - lo == persist::kCacheLine)  // (a fixed size: inlined)
+        std::memcpy(static_cast<char*>(dst.state()) + lo, nowc + lo, persist::kCacheLine);
+      else
+        std::memcpy(static_cast<char*>(dst.state()) + lo, nowc + lo, hi - lo);
+      persist::declare_store(static_cast<char*>(dst.state()) + lo, hi - lo);  // CRASH: a memcpy may tear
+      line_dirty_[(layout_.state_off() + lo) / persist::kCacheLine] = 1;
+    };
+    if (full) {
+      for (std::size_t sl = 0; sl < state_lines_ && line_lo(sl) < len; ++sl) copy_line(sl);
+      return;
+    }
+    // The union of the two ascending lists (the broken variant stale-lines
+    // forgets that dst is two rounds old: only this round's lines).
+    std::size_t a = 0, b = (Faults & kStaleLines) != 0 ? changed_prev_.size() : 0;
+    while (a < changed_now_.size() || b < changed_prev_.size()) {
+      const std::uint32_t x = a < changed_now_.size() ? changed_now_[a] : UINT32_MAX;
+      const std::uint32_t y = b < changed_prev_.size() ? changed_prev_[b] : UINT32_MAX;
+      const std::uint32_t c = std::min(x, y);
+      if (x == c) ++a;
+      if (y == c) ++b;
+      copy_line(c);
+    }
+  }
+  // State line sl: the state's bytes in the record's cache line
+  // state_off / 64 + sl ([line_lo, line_hi), 8-aligned: state_off is).
+  std::size_t line_lo(std::size_t sl) const { return sl == 0 ? 0 : sl * persist::kCacheLine - skew_; }
+  std::size_t line_hi(std::size_t sl) const {
+    return std::min((sl + 1) * persist::kCacheLine - skew_, layout_.state_bytes);
+  }
+  std::size_t line_of(std::size_t b) const { return (skew_ + b) / persist::kCacheLine; }
+  // rec_state_sum over the image's state prefix [0, len), from lsum_ for
+  // every line before the last (whole lines, all inside the prefix).
+  std::uint64_t image_state_sum(std::size_t len) {
+    if (len == 0) return 0;
+    const std::size_t last = line_of(len - 1);
+    std::uint64_t s = 0;
+    for (std::size_t sl = 0; sl < last; ++sl) s += lsum_[sl];
+    return s + rec_state_sum(static_cast<const char*>(shadow().state()), line_lo(last), len);
   }
   void copy_entry(const RecView& src, const RecView& dst, int q) {
     dst.set_ret(q, src.ret(q));
@@ -762,34 +933,30 @@ class PBComb {
     mark_pair(q);
   }
 
-  void mark_pair(int q) { pair_dirty_[(layout_.ret_off(q) - layout_.entry_off() + pair_skew_) / persist::kCacheLine] = 1; }
+  void mark_pair(int q) { line_dirty_[layout_.ret_off(q) / persist::kCacheLine] = 1; }
 
-  // Writes back [dst, dst + head) and the entry lines marked dirty (`all`:
-  // every entry line) that range does not cover, merging neighbours into
-  // one range (and into the head's range when they adjoin it). The ranges
-  // are computed first and issued from one call site, so mutation testing
+  // Writes back [dst, dst + head) and the lines marked dirty (`all`: every
+  // entry line) that range does not cover, merging neighbours into one
+  // range (and into the head's range when they adjoin it). The ranges are
+  // computed first and issued from one call site, so mutation testing
   // (crash/sites.h) removes the record's write-back as a whole.
   void write_back_head_and(const RecView& dst, std::size_t head, bool all) {
     constexpr std::size_t L = persist::kCacheLine;
-    const std::size_t first = layout_.entry_off() / L;  // line of pair_dirty_[0]
-    // entries_first: the head holds every entry.
-    const std::size_t m = layout_.entries_first() || (Faults & kHeadOnly) != 0 ? 0 : pair_dirty_.size();
     const std::size_t total = layout_.total();
-    std::size_t from = 0, to = head, i = 0;
-    for (;;) {
-      for (; i < m; ++i) {
-        const std::size_t line = first + i;
-        if (line * L < to) continue;                 // covered: pwb writes back [from, to)'s last line whole
-        if (!all && pair_dirty_[i] == 0) continue;  // clean
-        if (line != (to + L - 1) / L) break;         // a gap: a new range starts here
-        to = std::min((line + 1) * L, total);        // adjoins: extend
+    if (all && !layout_.entries_first())
+      for (std::size_t line = layout_.entry_off() / L; line * L < total; ++line) line_dirty_[line] = 1;
+    std::size_t n = 0;
+    ranges_[n++] = {0, head};
+    if constexpr ((Faults & kHeadOnly) == 0)
+      for (std::size_t line = (head + L - 1) / L; line < line_dirty_.size(); ++line) {
+        if (line_dirty_[line] == 0) continue;
+        auto& last = ranges_[n - 1];
+        if (line == (last.second + L - 1) / L)
+          last.second = std::min((line + 1) * L, total);  // adjoins: extend
+        else
+          ranges_[n++] = {line * L, std::min((line + 1) * L, total)};
       }
-      persist::pwb(dst.base + from, to - from);
-      if (i >= m) break;
-      from = (first + i) * L;
-      to = std::min(from + L, total);
-      ++i;
-    }
+    for (std::size_t i = 0; i < n; ++i) persist::pwb(dst.base + ranges_[i].first, ranges_[i].second - ranges_[i].first);
   }
 
   PBCombRoot* root_;
@@ -801,12 +968,19 @@ class PBComb {
   sync::CachePadded<std::atomic<std::uint64_t>> lock_{0};     // Lock (volatile)
   sync::CachePadded<std::atomic<std::uint64_t>> lockval_{0};  // LockVal (volatile)
   // Combiner-only scratch (under the lock).
-  std::vector<std::uint8_t> pair_dirty_;  // per cache line of the entries: changed this round
+  std::vector<std::uint8_t> line_dirty_;  // per cache line of the record: written this round
+  std::vector<std::pair<std::size_t, std::size_t>> ranges_;  // write_back_head_and's ranges
   std::vector<int> prev_served_;  // threads the previous round served (their entries changed)
   std::vector<std::uint64_t> shadow_buf_;  // DRAM image of MemState[MIndex] (combiners only)
   int full_copies_ = 2;           // rounds after attach that copy every entry
   std::uint64_t early_seal_ = 0;  // kSealBeforeFill only
-  std::size_t pair_skew_ = 0;             // entry_off() % kCacheLine
+  // A large state's round (stamped, entries_first; copy_state_lines):
+  bool delta_ = false;
+  std::size_t skew_ = 0;         // state_off() % kCacheLine
+  std::size_t state_lines_ = 0;  // cache lines the state spans
+  std::vector<std::uint8_t> line_flag_;    // per state line: in changed_now_ (StateWrites)
+  std::vector<std::uint64_t> lsum_;        // per state line: rec_state_sum of the image's line
+  std::vector<std::uint32_t> changed_now_, changed_prev_;  // state lines this / the previous round changed
   std::vector<Active> active_;
   std::vector<std::uint64_t> active_tag_;
   std::vector<std::uint64_t> resp_;

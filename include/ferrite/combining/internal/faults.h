@@ -25,6 +25,7 @@ enum Fault : unsigned {
   kNoOutsideFence = 1u << 13,      // no pfence between the nodes' write-backs and the record's
   kHeadOnly = 1u << 14,            // a round writes back only the record's head, not its changed entry lines
   kSealBeforeFill = 1u << 6,       // the stamp and checksum are computed over dst before the round's data is in it
+  kStaleLines = 1u << 19,          // a large state's round writes only the lines it changed, not the previous round's (dst is two rounds old)
 };
 
 // Not a fault: the PBcomb paper's exact round (Alg. 2 l.22–27: the record's
