@@ -219,7 +219,7 @@ void Farm::replace(std::size_t slot, std::string* death) {
       const int status = static_cast<int>(r.i64());
       if (s == slot && pid == slots_[slot].pid) {
         died = true;
-        if (death != nullptr) *death = wire::describe_status(status, cfg_.recovery_timeout_s);
+        if (death != nullptr) *death = wire::describe_status(status, cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);
       }
     } else if (type == kWorkerUp && fd >= 0) {
       if (slots_[s].fd >= 0 && s != slot) ::close(slots_[s].fd);  // (cannot happen: one death at a time)

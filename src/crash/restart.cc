@@ -301,7 +301,7 @@ class Machine {
         // CRASH: the alarm covers the whole image — recovery, observation,
         // post-recovery ops, the check and the answer — so a recovery that
         // corrupted this process (a heap left looping) still ends it.
-        wire::arm_alarm(cfg_.recovery_timeout_s);
+        wire::arm_alarm(cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);
         const CheckResult res = image(j, scratch_, index, &nested, &second);
         for (std::size_t l = 0; l < offsets.size(); ++l) std::memcpy(scratch_.map + offsets[l], saved[l].data(), kL);
         wire::Writer w;
@@ -648,7 +648,7 @@ class Machine {
       return pr;
     }
     if (pid == 0) {
-      wire::arm_alarm(cfg_.recovery_timeout_s);
+      wire::arm_alarm(cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);
       sim::leave_child();
       sim::set_child_backing_fd(-1);
       report_.start();
@@ -757,7 +757,7 @@ class Machine {
       if (pr.error.empty())
         pr.error = WIFEXITED(status) && WEXITSTATUS(status) == 0
                        ? "garbled report from the recovery process"
-                       : "the recovery process " + wire::describe_status(status, cfg_.recovery_timeout_s);
+                       : "the recovery process " + wire::describe_status(status, cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);
     }
     return pr;
   }
@@ -913,7 +913,7 @@ class Machine {
   // Tells the runner this worker is alive (between the many recoveries of
   // one image that crashes during recovery take).
   void alive() const {
-    wire::arm_alarm(cfg_.recovery_timeout_s);  // a new step: a new allowance
+    wire::arm_alarm(cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);  // a new step: a new allowance
     wire::Writer w;
     w.u64(3);
     if (!wire::send_msg(sock_, w.data())) ::_exit(0);

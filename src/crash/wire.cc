@@ -183,24 +183,30 @@ int wait_child(pid_t pid) {
   return status;
 }
 
-void arm_alarm(double seconds) {
-  itimerval t{};
-  if (seconds > 0) {
-    const auto us = static_cast<long long>(seconds * 1e6);
-    t.it_value.tv_sec = static_cast<time_t>(us / 1000000);
-    t.it_value.tv_usec = static_cast<suseconds_t>(us % 1000000);
-    if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
-  }
-  ::setitimer(ITIMER_REAL, &t, nullptr);
+void arm_alarm(double seconds, double cpu_seconds) {
+  auto timer = [](double sec) {
+    itimerval t{};
+    if (sec > 0) {
+      const auto us = static_cast<long long>(sec * 1e6);
+      t.it_value.tv_sec = static_cast<time_t>(us / 1000000);
+      t.it_value.tv_usec = static_cast<suseconds_t>(us % 1000000);
+      if (t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0) t.it_value.tv_usec = 1;
+    }
+    return t;
+  };
+  const itimerval wall = timer(seconds), cpu = timer(cpu_seconds);
+  ::setitimer(ITIMER_REAL, &wall, nullptr);
+  ::setitimer(ITIMER_PROF, &cpu, nullptr);  // (SIGPROF's default action ends the process, as SIGALRM's)
 }
 
-std::string describe_status(int status, double timeout_s) {
+std::string describe_status(int status, double timeout_s, double cpu_s) {
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
-    if (sig == SIGALRM) {
+    if (sig == SIGALRM || sig == SIGPROF) {
       char s[32];
-      std::snprintf(s, sizeof s, "%g", timeout_s);
-      return "hung (no answer within " + std::string(s) + " s)";
+      std::snprintf(s, sizeof s, "%g", sig == SIGALRM ? timeout_s : cpu_s);
+      return sig == SIGALRM ? "hung (no answer within " + std::string(s) + " s)"
+                            : "hung (no answer after " + std::string(s) + " s of CPU time)";
     }
     return std::string("crashed: ") + strsignal(sig);
   }

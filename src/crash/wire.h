@@ -123,10 +123,12 @@ bool write_all(int fd, const void* p, std::size_t n);
 // waitpid, retried on EINTR; the status.
 int wait_child(pid_t pid);
 // "killed by Segmentation fault", "exited with status 3", "hung (...)"
-std::string describe_status(int status, double timeout_s);
-// alarm(2) to the microsecond: SIGALRM after `seconds` of wall clock (0:
-// disarm). The hang limit of a recovery (CampaignConfig::recovery_timeout_s).
-void arm_alarm(double seconds);
+std::string describe_status(int status, double timeout_s, double cpu_s = 0);
+// alarm(2) to the microsecond: SIGALRM after `seconds` of wall clock, and
+// SIGPROF after `cpu_seconds` of the process's CPU time (each 0: disarmed).
+// The hang limits of a recovery (CampaignConfig::recovery_timeout_s,
+// recovery_cpu_s).
+void arm_alarm(double seconds, double cpu_seconds = 0);
 
 // splitmix64 finalizer: the campaign's deterministic hash.
 inline std::uint64_t mix(std::uint64_t x) {

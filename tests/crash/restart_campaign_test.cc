@@ -542,7 +542,7 @@ TEST(Restart, BufferedLossOfSyncConcurrentOpsIsNotAViolation) {
 // Recovery that kills its process on some images (abort), or never returns: each
 // such image is a violation that names the signal or the hang, and the
 // campaign goes on with a fresh worker.
-template <int kHow>  // 0 segfault, 1 hang
+template <int kHow>  // 0 abort, 1 hang (sleeping), 2 hang (spinning)
 class Fragile final : public LogBase {
  public:
   void create(pm::Pool& pool, int) override { root_ = pool.create_root<LogRoot>("t"); }
@@ -551,6 +551,10 @@ class Fragile final : public LogBase {
     root_ = pool.root<LogRoot>("t");
     if (root_->count == 3) {
       if (kHow == 0) ::abort();  // (not SIGSEGV: AddressSanitizer would turn it into exit status 1)
+      if (kHow == 2) {
+        volatile std::uint64_t spin = 0;
+        for (;;) spin = spin + 1;
+      }
       for (;;) ::pause();
     }
   }
@@ -579,6 +583,21 @@ TEST(Restart, ARecoveryThatCrashesOrHangsIsAViolationAndTheCampaignGoesOn) {
   EXPECT_GE(hung.violations, 1u);
   ASSERT_FALSE(hung.details.empty());
   EXPECT_NE(hung.details.front().reason.find("hung"), std::string::npos) << describe(hung);
+  // A spinning hang is ended by its CPU budget (recovery_cpu_s), long before
+  // the wall limit; a sleeping one, which spends no CPU, by the wall limit.
+  cfg.recovery_timeout_s = 30;
+  cfg.recovery_cpu_s = 0.1;
+  auto spun = fc::run_campaign(info_of<Fragile<2>>("fragile", true), cfg);
+  ASSERT_TRUE(spun.error.empty()) << spun.error;
+  EXPECT_GE(spun.violations, 1u);
+  ASSERT_FALSE(spun.details.empty());
+  EXPECT_NE(spun.details.front().reason.find("hung (no answer after 0.1 s of CPU time)"), std::string::npos)
+      << describe(spun);
+  cfg.recovery_timeout_s = 1;
+  auto slept = fc::run_campaign(info_of<Fragile<1>>("fragile", true), cfg);
+  ASSERT_TRUE(slept.error.empty()) << slept.error;
+  ASSERT_FALSE(slept.details.empty());
+  EXPECT_NE(slept.details.front().reason.find("hung (no answer within 1 s)"), std::string::npos) << describe(slept);
 }
 
 

@@ -184,12 +184,15 @@ TEST_P(MirrorBroken, IsCaughtUnderEveryModel) {
     // A broken recovery can leave the replicas inconsistent so that a CAS
     // spins forever (Fig. 4 l.29 never holds): a hang is a violation too.
     // An image (a 60-node recovery, 8 operations, the check) takes well
-    // under a millisecond, under ASan too; 1 s is its limit, so each hang
-    // costs a second (at 2 s the recover-no-trace tests spent ~10 s each
-    // waiting). Not less: at 0.5 s, with a link running beside it, a hang
-    // test of the farm took 27 s instead of 2 in some runs (see
-    // docs/crash.md, "Worker deaths").
+    // under a millisecond, under ASan too. The hang spins, so it is ended
+    // after 0.2 s of its CPU time (a catch and its replay per model: the
+    // recover-no-trace tests spent ~5 s each waiting on the 1 s wall
+    // limit alone, and burned a core meanwhile); the wall limit stays 1 s
+    // for a recovery that waits for a core on a loaded machine (at 0.5 s,
+    // with a link running beside it, a hang test of the farm took 27 s
+    // instead of 2 in some runs: docs/crash.md, "Worker deaths").
     cfg.recovery_timeout_s = 1;
+    cfg.recovery_cpu_s = 0.2;
     auto r = ferrite::test::catch_with_seeds(s, cfg);
     ASSERT_TRUE(r.error.empty()) << r.error;
     ASSERT_GE(r.violations, 1u) << p.structure << "/" << p.variant << " not caught under " << model;

@@ -94,6 +94,13 @@ struct CampaignConfig {
   // A recovery running longer "hangs" (wall clock; fractions allowed: a
   // test that expects a hang can wait a fraction of a second for it).
   double recovery_timeout_s = 20;
+  // A recovery that has used this much CPU time (its process's, user +
+  // system) without answering hangs too (0: no CPU limit). A hang that
+  // spins is then ended as soon as it has spent its budget, however loaded
+  // the machine is, where the wall-clock limit above must allow for a
+  // recovery that waits for a core. For tests that expect a spinning hang
+  // (a broken recovery's CAS loop); a correct image takes well under 1 ms.
+  double recovery_cpu_s = 0;
   // The persistency model (crash/model.h): "abstract" or "x86".
   std::string model = "abstract";
   // Checking processes (0: one per online core).
