@@ -110,6 +110,13 @@ struct Experiment {
   int reps = 5;
   int warmup = 1;
   std::string pool_dir = "/dev/shm";
+  // Caps every technique's pool at this many bytes (0: each technique's
+  // own size, Technique::pool_size). For tests that run many techniques
+  // for a few hundred operations: a pool's file is reserved whole when it
+  // is created (posix_fallocate), which for the default 256 MiB on tmpfs
+  // took most of such a test's time (the kernel allocating and zeroing
+  // pages), per technique and repetition.
+  std::size_t pool_cap = 0;
   bool pin = false;
   std::string reference;                  // empty: choose (see choose_reference)
   // Elements (keys) inserted before timing; unset: the workload's default

@@ -248,7 +248,7 @@ RepResult run_rep(const Technique& t, const Experiment& e, int threads, std::uin
     pmem::PoolOptions opts;
     opts.backend = e.backend;
     opts.arenas = std::max(64, params.max_threads);
-    pool = pmem::Pool::create(path, t.pool_size, opts);
+    pool = pmem::Pool::create(path, e.pool_cap != 0 ? std::min(t.pool_size, e.pool_cap) : t.pool_size, opts);
     res.media = std::string(pmem::media_name(pool->media()));
   } else {
     persist::install(persist::make_backend(e.backend));

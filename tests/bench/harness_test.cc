@@ -48,6 +48,7 @@ Experiment tiny(Structure s, std::vector<std::string> techniques, std::uint64_t 
   e.reps = 1;
   e.warmup = 0;
   e.heap_size = 64;
+  e.pool_cap = std::size_t{16} << 20;  // a few hundred operations per technique: 256 MiB pools only cost time
   return e;
 }
 
