@@ -98,6 +98,31 @@ TEST(PmemPool, CreateOpenReopen) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// create reserves the whole file (a full file system fails create, not a
+// later store); PoolOptions::reserve = false leaves it sparse, for pools
+// much larger than what they hold (trace recordings): the file then holds
+// only the pages the pool touched (its headers and heap metadata).
+TEST(PmemPool, CreateReservesTheWholeFileUnlessToldNot) {
+  auto allocated = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0);
+    return static_cast<std::uint64_t>(st.st_blocks) * 512;
+  };
+  TempPath reserved, sparse;
+  auto a = Pool::create(reserved, 64 * kMiB);
+  EXPECT_GE(allocated(reserved), 64 * kMiB);
+  PoolOptions o;
+  o.reserve = false;
+  auto b = Pool::create(sparse, 64 * kMiB, o);
+  EXPECT_EQ(b->size(), 64 * kMiB);
+  EXPECT_LT(allocated(sparse), 8 * kMiB);
+  // Still a pool: it reopens and checks.
+  b.reset();
+  auto r = check_pool(sparse);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(Pool::open(sparse)->size(), 64 * kMiB);
+}
+
 TEST(PmemPool, OpenOrCreate) {
   TempPath p;
   void* base;
