@@ -84,6 +84,12 @@
 //    reads is this round's. The order of the stores into dst does not
 //    matter (nothing of dst is relied on before the psync); sealing dst
 //    before its data is in it does (broken variant stamp-before-data).
+//  * A line of dst the round does not write holds, durably, what the image
+//    holds: dst's own last round (two rounds ago) wrote it back, and
+//    neither that round's successor nor this round changed it (the
+//    entries of the threads they served, the state lines their simulate
+//    reported, and the lines the used prefix grew into are written;
+//    copy_state_lines). The first two rounds after attach write everything.
 //  * Recovery: the valid record with the newer round (mod 2^40) is current.
 //
 // Persistence invariants (paper round).
@@ -165,6 +171,7 @@ class StateWrites {
  public:
   // [off, off + bytes) of the state was stored to.
   FERRITE_PB_INLINE void wrote(std::size_t off, std::size_t bytes) {
+    if (bytes == 0) return;
     for (std::size_t l = (skew_ + off) / 64, e = (skew_ + off + bytes - 1) / 64; l <= e; ++l)
       if (flag_[l] == 0) {
         flag_[l] = 1;
