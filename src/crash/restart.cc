@@ -642,12 +642,19 @@ class Machine {
               const Outcome* post = nullptr, const PostPlan* plan = nullptr) const {
     Probe pr;
     report_.clear();
+    const pid_t worker = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       pr.error = "fork failed";
       return pr;
     }
     if (pid == 0) {
+      // CRASH: the probe dies with its worker. It holds a copy of the
+      // worker's socket to the runner (inherited), so a probe that outlived
+      // a killed worker (until its own alarm) kept the runner from seeing
+      // the worker's end of stream: the runner waited out its watchdog.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != worker) ::_exit(0);  // the worker died before the prctl
       wire::arm_alarm(cfg_.recovery_timeout_s, cfg_.recovery_cpu_s);
       sim::leave_child();
       sim::set_child_backing_fd(-1);
