@@ -82,18 +82,22 @@ class PBHeapObject {
   // (the size word and each key written), so a round writes back only the
   // lines of the sift paths.
   void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int, StateWrites& w) {
+    run(st, a, k, resp, [&](std::size_t off) { w.wrote(off, 8); });
+  }
+  void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int) {
+    run(st, a, k, resp, [](std::size_t) {});
+  }
+  // Applies a[0..k); wrote(offset) after each store to the state's word at
+  // that offset (the size word 0, keys[j] at 8 + 8 j).
+  template <class Wrote>
+  void run(void* st, const Active* a, std::size_t k, std::uint64_t* resp, const Wrote& wrote) const {
     auto* size = static_cast<std::uint64_t*>(st);
     auto* keys = reinterpret_cast<std::int64_t*>(static_cast<char*>(st) + 8);
     for (std::size_t i = 0; i < k; ++i) {
       const std::uint64_t before = *size;
-      resp[i] = apply_one(keys, *size, a[i].op, a[i].arg, [&](std::size_t j) { w.wrote(8 + 8 * j, 8); });
-      if (*size != before) w.wrote(0, 8);
+      resp[i] = apply_one(keys, *size, a[i].op, a[i].arg, [&](std::size_t j) { wrote(8 + 8 * j); });
+      if (*size != before) wrote(0);
     }
-  }
-  void simulate(void* st, const Active* a, std::size_t k, std::uint64_t* resp, int) {
-    auto* size = static_cast<std::uint64_t*>(st);
-    auto* keys = reinterpret_cast<std::int64_t*>(static_cast<char*>(st) + 8);
-    for (std::size_t i = 0; i < k; ++i) resp[i] = apply_one(keys, *size, a[i].op, a[i].arg, [](std::size_t) {});
   }
   bool before_persist(void*, int) { return false; }
   void after_durable(void*, int) {}

@@ -724,19 +724,17 @@ class PBComb {
     // large state's round writes only the lines simulate stored to (and
     // the previous round's): the policy reports them (copy_state_lines).
     std::size_t old_len = 0;
-    if constexpr (!kPaper && ReportsStateWrites<Policy>) {
+    bool reported = false;
+    if constexpr (!kPaper && ReportsStateWrites<Policy>)
       if (delta_) {
         old_len = pol_->used_bytes(sh.state());
         changed_prev_.swap(changed_now_);
         changed_now_.clear();
         StateWrites w(skew_, line_flag_.data(), &changed_now_);
         pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p, w);
-      } else {
-        pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
+        reported = true;
       }
-    } else {
-      pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
-    }
+    if (!reported) pol_->simulate(sh.state(), active_.data(), k, resp_.data(), p);
     for (std::size_t i = 0; i < k; ++i) {
       sh.set_ret(active_[i].tid, resp_[i]);
       sh.set_tag(active_[i].tid, active_tag_[i]);
@@ -887,36 +885,32 @@ class PBComb {
           line_flag_[sl] = 1;
           changed_now_.push_back(static_cast<std::uint32_t>(sl));
         }
-    std::sort(changed_now_.begin(), changed_now_.end());
-    for (const std::uint32_t c : changed_now_) {
-      line_flag_[c] = 0;
-      lsum_[c] = rec_state_sum(nowc, line_lo(c), line_hi(c));
-    }
     auto copy_line = [&](std::size_t c) {
       const std::size_t lo = line_lo(c), hi = std::min(line_hi(c), len);
       if (lo >= hi) return;
-      if (hi - lo == persist::kCacheLine)  // (a fixed size: inlined)
-        std::memcpy(static_cast<char*>(dst.state()) + lo, nowc + lo, persist::kCacheLine);
-      else
-        std::memcpy(static_cast<char*>(dst.state()) + lo, nowc + lo, hi - lo);
+      std::memcpy(static_cast<char*>(dst.state()) + lo, nowc + lo, hi - lo);
       persist::declare_store(static_cast<char*>(dst.state()) + lo, hi - lo);  // CRASH: a memcpy may tear
       line_dirty_[(layout_.state_off() + lo) / persist::kCacheLine] = 1;
     };
+    for (const std::uint32_t c : changed_now_) {
+      const std::uint64_t sum = rec_state_sum(nowc, line_lo(c), line_hi(c));
+      if (c < head_lines_) head_sum_ += sum - lsum_[c];
+      lsum_[c] = sum;
+      if (!full) copy_line(c);
+    }
+    // head_sum_ follows the prefix: the lines before its last one.
+    for (const std::size_t last = len == 0 ? 0 : line_of(len - 1); head_lines_ != last;)
+      head_lines_ < last ? head_sum_ += lsum_[head_lines_++] : head_sum_ -= lsum_[--head_lines_];
     if (full) {
       for (std::size_t sl = 0; sl < state_lines_ && line_lo(sl) < len; ++sl) copy_line(sl);
-      return;
+    } else if constexpr ((Faults & kStaleLines) == 0) {
+      // The previous round's lines this round did not write again (their
+      // flag, still set for this round's, tells). The broken variant
+      // stale-lines forgets that dst is two rounds old and skips them.
+      for (const std::uint32_t c : changed_prev_)
+        if (line_flag_[c] == 0) copy_line(c);
     }
-    // The union of the two ascending lists (the broken variant stale-lines
-    // forgets that dst is two rounds old: only this round's lines).
-    std::size_t a = 0, b = (Faults & kStaleLines) != 0 ? changed_prev_.size() : 0;
-    while (a < changed_now_.size() || b < changed_prev_.size()) {
-      const std::uint32_t x = a < changed_now_.size() ? changed_now_[a] : UINT32_MAX;
-      const std::uint32_t y = b < changed_prev_.size() ? changed_prev_[b] : UINT32_MAX;
-      const std::uint32_t c = std::min(x, y);
-      if (x == c) ++a;
-      if (y == c) ++b;
-      copy_line(c);
-    }
+    for (const std::uint32_t c : changed_now_) line_flag_[c] = 0;  // (StateWrites' next round)
   }
   // State line sl: the state's bytes in the record's cache line
   // state_off / 64 + sl ([line_lo, line_hi), 8-aligned: state_off is).
@@ -925,14 +919,12 @@ class PBComb {
     return std::min((sl + 1) * persist::kCacheLine - skew_, layout_.state_bytes);
   }
   std::size_t line_of(std::size_t b) const { return (skew_ + b) / persist::kCacheLine; }
-  // rec_state_sum over the image's state prefix [0, len), from lsum_ for
-  // every line before the last (whole lines, all inside the prefix).
+  // rec_state_sum over the image's state prefix [0, len) (after this
+  // round's copy_state_lines): head_sum_ for every line before the last
+  // (whole lines, all inside the prefix), the last one hashed.
   std::uint64_t image_state_sum(std::size_t len) {
     if (len == 0) return 0;
-    const std::size_t last = line_of(len - 1);
-    std::uint64_t s = 0;
-    for (std::size_t sl = 0; sl < last; ++sl) s += lsum_[sl];
-    return s + rec_state_sum(static_cast<const char*>(shadow().state()), line_lo(last), len);
+    return head_sum_ + rec_state_sum(static_cast<const char*>(shadow().state()), line_lo(head_lines_), len);
   }
   void copy_entry(const RecView& src, const RecView& dst, int q) {
     dst.set_ret(q, src.ret(q));
@@ -987,6 +979,8 @@ class PBComb {
   std::size_t state_lines_ = 0;  // cache lines the state spans
   std::vector<std::uint8_t> line_flag_;    // per state line: in changed_now_ (StateWrites)
   std::vector<std::uint64_t> lsum_;        // per state line: rec_state_sum of the image's line
+  std::size_t head_lines_ = 0;   // the state lines before the prefix's last one...
+  std::uint64_t head_sum_ = 0;   // ...and the sum of their lsum_ (mod 2^64)
   std::vector<std::uint32_t> changed_now_, changed_prev_;  // state lines this / the previous round changed
   std::vector<Active> active_;
   std::vector<std::uint64_t> active_tag_;
