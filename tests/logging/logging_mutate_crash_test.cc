@@ -239,8 +239,14 @@ TEST(LoggingMutation, RecoverysPsyncsAreCaughtUnderHops) {
 // are its only ordering.
 TEST(LoggingMutation, TheStoreModelsVerbsAreCaught) {
   fc::CampaignConfig cfg;
-  cfg.ops = 30;  // pre_end's ofence: first caught past 20 operations (crash point 136)
-  cfg.images = 2;
+  // pre_end's ofence: caught at crash point 155 by the fifth image (one
+  // random image of the epoch that holds the region's updates and its end
+  // entry: 39 of its 40 stores persisted). Two images caught it at crash
+  // point 136 while the prune ended with an ordering point (until stop
+  // 39); with the seed's first two images it is now caught only past 50
+  // operations.
+  cfg.ops = 30;
+  cfg.images = 4;
   cfg.model = "hops";
   expect_each_site_caught("logging-store-txn-queue", "correct-hops", cfg,
                           {{"hops-entry-ofence", "ofence"},

@@ -385,16 +385,17 @@ TEST(TraceTool, KeyRangeSizesTheWorkloadAsABenchmark) {
 // baselines, and the synchronous-flush x86 is the slower of the two.
 TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   const auto ops = ferrite::test::scaled<int>(1000, 200);
-  auto paper = [&](const std::string& which) {
+  auto paper = [&](const std::string& which, const std::string& extra = "") {
     const std::string out = ::testing::TempDir() + "/paper-" + which + ".json";
     const std::string cmd = std::string(FERRITE_CLI_PATH) + " sim --paper " + which + " --threads 2 --ops " +
-                            std::to_string(ops) + " --json > " + out;
+                            std::to_string(ops) + extra + " --json > " + out;
     EXPECT_EQ(std::system((cmd + " 2>/dev/null").c_str()), 0) << cmd;
     std::ifstream in(out);
     return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   };
-  const auto sw = paper("strandweaver");
+  const auto sw = paper("strandweaver", " --recordings 2");
   ASSERT_TRUE(sw.is_object());
+  EXPECT_EQ(sw.at("recordings").get<int>(), 2);
   EXPECT_EQ(sw.at("key_range").get<std::uint64_t>(), 65536u);  // bench-sized by default
   const auto& a = sw.at("average_speedup_over_x86");
   const double strand = a.at("strandweaver"), nap = a.at("non-atomic-paper"), na = a.at("non-atomic");
@@ -411,7 +412,7 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   // (microbenchmarks; N-Store) as well as over all of them.
   std::map<std::string, int> rows_of;
   std::set<std::string> structures;
-  int behind = 0;
+  int behind = 0, behind_every = 0, behind_some = 0;
   for (const auto& row : sw.at("figure7")) {
     bool seen = false;
     for (const auto& d : row.at("designs")) seen |= d.at("design") == "non-atomic-paper";
@@ -431,8 +432,30 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
                      hs.at("cycles").get<double>() / static_cast<double>(sw_cycles))
         << w;
     behind += row.at("strandweaver_over_hops").get<double>() < 1.0;
+    // The directions over two recordings: the first is the row's own.
+    const auto& d = row.at("directions").at("strandweaver_over_hops");
+    ASSERT_EQ(d.at("recordings").size(), 2u) << w;
+    EXPECT_DOUBLE_EQ(d.at("recordings")[0].get<double>(), row.at("strandweaver_over_hops").get<double>()) << w;
+    const double lo = d.at("min"), hi = d.at("max"), mean = d.at("geomean");
+    EXPECT_LE(lo, mean * (1 + 1e-12)) << w;
+    EXPECT_LE(mean, hi * (1 + 1e-12)) << w;
+    EXPECT_DOUBLE_EQ(std::sqrt(d.at("recordings")[0].get<double>() * d.at("recordings")[1].get<double>()), mean) << w;
+    behind_every += hi < 1.0;
+    behind_some += lo < 1.0;
+    // (x86 on the strand recording: the strandweaver entry's speedup.)
+    double sw_speedup = 0;
+    for (const auto& dj : row.at("designs"))
+      if (dj.at("design") == "strandweaver") sw_speedup = dj.at("speedup_over_x86");
+    EXPECT_DOUBLE_EQ(row.at("directions").at("strandweaver_over_x86").at("recordings")[0].get<double>(), sw_speedup)
+        << w;
   }
   EXPECT_EQ(sw.at("workloads_strandweaver_behind_hops").get<int>(), behind);
+  const auto& totals = sw.at("directions").at("strandweaver_over_hops");
+  EXPECT_EQ(totals.at("workloads").get<int>(), 18);
+  EXPECT_EQ(totals.at("workloads_below_1_in_every_recording").get<int>(), behind_every);
+  EXPECT_EQ(totals.at("workloads_below_1_in_some_recording").get<int>(), behind_some);
+  for (const char* k : {"hops_over_x86", "strandweaver_over_x86", "strandweaver_over_no_persist_queue"})
+    EXPECT_TRUE(sw.at("directions").contains(k)) << k;
   EXPECT_GT(sw.at("strandweaver_over_hops_own_recording").get<double>(), 0.0);
   EXPECT_EQ(structures, (std::set<std::string>{"map", "nstore", "queue", "rbtree", "swap", "tpcc"}));
   ASSERT_TRUE(sw.contains("groups"));
@@ -451,7 +474,19 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   const auto& sync = hops.at("average_speedup_over_x86_sync_flush");
   EXPECT_GE(sync.at("x86").get<double>(), 1.0);  // x86 over the synchronous-flush x86
   for (const char* d : {"hops", "hops+", "ideal"}) EXPECT_GE(sync.at(d).get<double>(), plain.at(d).get<double>()) << d;
-  for (const auto& row : hops.at("figure2")) EXPECT_TRUE(row.contains("speedup_over_x86_sync_flush"));
+  for (const auto& row : hops.at("figure2")) {
+    EXPECT_TRUE(row.contains("speedup_over_x86_sync_flush"));
+    // One recording: hops+ over hops is the ratio of the row's speedups.
+    double hops_sp = 0, plus_sp = 0;
+    for (const auto& dj : row.at("designs")) {
+      if (dj.at("design") == "hops") hops_sp = dj.at("speedup_over_x86");
+      if (dj.at("design") == "hops+") plus_sp = dj.at("speedup_over_x86");
+    }
+    const auto& d = row.at("directions").at("hops_plus_over_hops").at("recordings");
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_DOUBLE_EQ(d[0].get<double>(), plus_sp / hops_sp);
+  }
+  EXPECT_EQ(hops.at("directions").at("recordings").get<int>(), 1);
 }
 
 }  // namespace

@@ -264,6 +264,13 @@ struct PaperOpts {
   // "Bench-sized traces"); 0 = the campaigns' sizes (claims measured
   // before stop 36).
   std::uint64_t key_range = 65536;
+  // Recordings per workload for the directions (docs/results.md, "Every
+  // direction over several recordings"): recording 0 gives every figure;
+  // recordings 1..N-1 (workload seeds 2..N) only the ratios the issue's
+  // directions compare, since two recordings of one workload differ by up
+  // to a few percent in the ratios (compute gaps, lock order, helped
+  // prunes) — as much as the designs differ on some workloads.
+  int recordings = 1;
 };
 
 // One trace per (workload, instrumentation), recorded once.
@@ -272,36 +279,48 @@ class Traces {
   explicit Traces(const PaperOpts& o) : o_(o) {}
   const fm::Trace& get(const std::string& w, const std::string& instr, int ops_per_region = 1) {
     auto& slot = cache_[{w, instr, ops_per_region}];
-    if (!slot) {
-      TraceParams p;
-      p.workload = w;
-      p.instrumentation = instr;
-      p.threads = o_.threads;
-      p.ops = o_.ops;
-      p.ops_per_region = ops_per_region;
-      p.key_range = o_.key_range;
-      slot = std::make_unique<fm::Trace>(record(p));
-      events_ += slot->events();
-    }
+    if (!slot) slot = std::make_unique<fm::Trace>(fresh(w, instr, ops_per_region, 1));
     return *slot;
+  }
+  // Recording `r` >= 1 of (w, instr): workload seed 1 + r, not cached.
+  fm::Trace again(const std::string& w, const std::string& instr, int r) {
+    return fresh(w, instr, 1, 1 + static_cast<std::uint64_t>(r));
   }
   std::uint64_t events() const { return events_; }
 
  private:
+  fm::Trace fresh(const std::string& w, const std::string& instr, int ops_per_region, std::uint64_t seed) {
+    TraceParams p;
+    p.workload = w;
+    p.instrumentation = instr;
+    p.threads = o_.threads;
+    p.ops = o_.ops;
+    p.seed = seed;
+    p.ops_per_region = ops_per_region;
+    p.key_range = o_.key_range;
+    fm::Trace t = record(p);
+    events_ += t.events();
+    return t;
+  }
   const PaperOpts& o_;
   std::map<std::tuple<std::string, std::string, int>, std::unique_ptr<fm::Trace>> cache_;
   std::uint64_t events_ = 0;
 };
 
-// `instr`: the trace to replay (default: the design's own instrumentation).
-fm::Result run(Traces& tr, const std::string& w, fm::Design d, const fm::Config& c, double* sim_s,
-               std::uint64_t* sim_events, int ops_per_region = 1, const char* instr = nullptr) {
-  const fm::Trace& t = tr.get(w, instr != nullptr ? instr : fm::design_instrumentation(d), ops_per_region);
+// fm::simulate, its time and events added to *sim_s and *sim_events.
+fm::Result simulate_timed(const fm::Trace& t, fm::Design d, const fm::Config& c, double* sim_s,
+                          std::uint64_t* sim_events) {
   const auto t0 = std::chrono::steady_clock::now();
   fm::Result r = fm::simulate(t, d, c);
   *sim_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   *sim_events += r.events;
   return r;
+}
+// `instr`: the trace to replay (default: the design's own instrumentation).
+fm::Result run(Traces& tr, const std::string& w, fm::Design d, const fm::Config& c, double* sim_s,
+               std::uint64_t* sim_events, int ops_per_region = 1, const char* instr = nullptr) {
+  const fm::Trace& t = tr.get(w, instr != nullptr ? instr : fm::design_instrumentation(d), ops_per_region);
+  return simulate_timed(t, d, c, sim_s, sim_events);
 }
 
 // One interleaving per comparison (docs/timing.md, "One recording per
@@ -401,6 +420,53 @@ struct SwRatios {
   }
 };
 
+// The ratios the issue's directions compare (strandweaver over hops, hops
+// over x86, hops+ over hops, ...) for one workload, one value per
+// recording (recording 0 first; --recordings).
+struct Directions {
+  std::map<std::string, std::vector<double>> by_name;
+  void add(const std::map<std::string, double>& one) {
+    for (const auto& [k, v] : one) by_name[k].push_back(v);
+  }
+  // {name: {recordings: [...], geomean, min, max}}
+  Json to_json() const {
+    Json j;
+    for (const auto& [k, v] : by_name)
+      j[k] = {{"recordings", v},
+              {"geomean", geomean(v)},
+              {"min", *std::min_element(v.begin(), v.end())},
+              {"max", *std::max_element(v.begin(), v.end())}};
+    return j;
+  }
+};
+// Directions over the workloads: per ratio, the geometric mean of the
+// workloads' means over their recordings, and how many workloads are below
+// 1 on that mean, in every recording, in at least one.
+struct DirectionTotals {
+  std::map<std::string, std::vector<double>> mean, lo, hi;
+  void add(const Directions& d) {
+    for (const auto& [k, v] : d.by_name) {
+      mean[k].push_back(geomean(v));
+      lo[k].push_back(*std::min_element(v.begin(), v.end()));
+      hi[k].push_back(*std::max_element(v.begin(), v.end()));
+    }
+  }
+  Json to_json(int recordings) const {
+    Json j;
+    j["recordings"] = recordings;
+    const auto below = [](const std::vector<double>& v) {
+      return std::count_if(v.begin(), v.end(), [](double x) { return x < 1.0; });
+    };
+    for (const auto& [k, v] : mean)
+      j[k] = {{"geomean", geomean(v)},
+              {"workloads", v.size()},
+              {"workloads_below_1_on_average", below(v)},
+              {"workloads_below_1_in_every_recording", below(hi.at(k))},
+              {"workloads_below_1_in_some_recording", below(lo.at(k))}};
+    return j;
+  }
+};
+
 // StrandWeaver Figures 7-10; HOPS+ Figure 2. Returns the JSON document.
 Json paper(const std::string& which, const PaperOpts& o) {
   Traces tr(o);
@@ -412,7 +478,9 @@ Json paper(const std::string& which, const PaperOpts& o) {
   doc["ops"] = o.ops;
   doc["commit_batch"] = o.commit_batch;
   doc["key_range"] = o.key_range;
+  doc["recordings"] = o.recordings;
   const fm::Config base;
+  DirectionTotals totals;
   VsX86 vs(tr, &sim_s, &sim_events);
   // The StrandWeaver evaluation of docs/results.md (claims T1-T7) replays
   // every Table II workload under each language: the microbenchmarks
@@ -460,6 +528,27 @@ Json paper(const std::string& which, const PaperOpts& o) {
       const double sw_over_hops =
           static_cast<double>(hops_same.cycles) / static_cast<double>(rs[D::kStrandWeaver].cycles);
       row["strandweaver_over_hops"] = sw_over_hops;
+      // The directions on this recording and on the others (each replayed
+      // by x86, hops, strandweaver and no-persist-queue; nothing else).
+      {
+        Directions dirs;
+        const auto ratios = [](double x86, double hops, double sw, double npq) {
+          return std::map<std::string, double>{{"strandweaver_over_hops", hops / sw},
+                                               {"hops_over_x86", x86 / hops},
+                                               {"strandweaver_over_x86", x86 / sw},
+                                               {"strandweaver_over_no_persist_queue", npq / sw}};
+        };
+        const auto c = [](const fm::Result& r) { return static_cast<double>(r.cycles); };
+        dirs.add(ratios(c(vs.x86_on(w, D::kStrandWeaver, base)), c(hops_same), c(rs[D::kStrandWeaver]),
+                        c(rs[D::kNoPersistQueue])));
+        for (int r = 1; r < o.recordings; ++r) {
+          const fm::Trace t = tr.again(w, "strand", r);
+          const auto sim = [&](D d) { return c(simulate_timed(t, d, base, &sim_s, &sim_events)); };
+          dirs.add(ratios(sim(D::kX86), sim(D::kHops), sim(D::kStrandWeaver), sim(D::kNoPersistQueue)));
+        }
+        row["directions"] = dirs.to_json();
+        totals.add(dirs);
+      }
       // The same traces with application work between operations (the
       // recorded loop has none): how the ratios move as persists weigh less.
       for (int oc : {1000, 4000}) {
@@ -521,6 +610,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
       groups[gname] = gj;
     }
     doc["groups"] = groups;
+    doc["directions"] = totals.to_json(o.recordings);
   } else {
     const D designs[] = {D::kX86, D::kHops, D::kHopsPlus, D::kIdeal};
     Json fig2 = Json::array();
@@ -550,6 +640,28 @@ Json paper(const std::string& which, const PaperOpts& o) {
       plus_over_hops.push_back(sp[D::kHopsPlus] / sp[D::kHops]);
       plus_vs_ideal.push_back(static_cast<double>(rs[D::kHopsPlus].cycles) / static_cast<double>(rs[D::kIdeal].cycles));
       hops_vs_ideal.push_back(sp[D::kIdeal] / sp[D::kHops]);
+      // The directions on these recordings and on the others (a HOPS and a
+      // HOPS+ recording each, replayed by x86 and their design).
+      Directions dirs;
+      const auto ratios = [](double x86_h, double x86_h_sync, double hops, double x86_p, double plus) {
+        return std::map<std::string, double>{{"hops_over_x86", x86_h / hops},
+                                             {"hops_over_x86_sync_flush", x86_h_sync / hops},
+                                             {"hops_plus_over_x86", x86_p / plus},
+                                             {"hops_plus_over_hops", (x86_p / plus) / (x86_h / hops)}};
+      };
+      const auto c = [](const fm::Result& r) { return static_cast<double>(r.cycles); };
+      dirs.add(ratios(c(vs.x86_on(w, D::kHops, base)), c(vs.x86_on(w, D::kHops, sync)), c(rs[D::kHops]),
+                      c(vs.x86_on(w, D::kHopsPlus, base)), c(rs[D::kHopsPlus])));
+      for (int r = 1; r < o.recordings; ++r) {
+        const fm::Trace th = tr.again(w, "hops", r), tp = tr.again(w, "hops+", r);
+        const auto sim = [&](const fm::Trace& t, D d, const fm::Config& cf) {
+          return c(simulate_timed(t, d, cf, &sim_s, &sim_events));
+        };
+        dirs.add(ratios(sim(th, D::kX86, base), sim(th, D::kX86, sync), sim(th, D::kHops, base),
+                        sim(tp, D::kX86, base), sim(tp, D::kHopsPlus, base)));
+      }
+      row["directions"] = dirs.to_json();
+      totals.add(dirs);
       fig2.push_back(row);
     }
     doc["figure2"] = fig2;
@@ -558,6 +670,7 @@ Json paper(const std::string& which, const PaperOpts& o) {
     doc["hops_plus_over_hops"] = geomean(plus_over_hops);
     doc["hops_plus_slowdown_vs_ideal"] = geomean(plus_vs_ideal) - 1.0;
     doc["hops_slowdown_vs_ideal"] = geomean(hops_vs_ideal) - 1.0;
+    doc["directions"] = totals.to_json(o.recordings);
   }
   doc["trace_events"] = tr.events();
   doc["simulated_events"] = sim_events;
@@ -587,6 +700,12 @@ void setup_sim(CLI::App* sub) {
   sub->add_option("--key-range", o->po.key_range,
                   "--paper: record every workload sized as a benchmark, keys in [1, N] (see `ferrite trace "
                   "--help`; default 65536; 0: the crash campaigns' sizes)");
+  sub->add_option("--recordings", o->po.recordings,
+                  "--paper: recordings per workload for the directions (strandweaver over hops, hops over x86, "
+                  "hops+ over hops, ...; default 1): recording 0 gives every figure, the others (workload seeds "
+                  "2..N) only those ratios, reported per workload (each recording, mean, min, max) and counted "
+                  "(workloads below 1 on the mean, in every recording, in some) under `directions`")
+      ->check(CLI::Range(1, 20));
   add_commit_batch(sub, &o->po.commit_batch, "--paper: ");
   std::string params;
   for (const auto& n : fm::Config::names()) params += " " + n;
@@ -627,6 +746,13 @@ void setup_sim(CLI::App* sub) {
                               "strandweaver_slowdown_vs_non_atomic_paper", "hops_plus_over_hops",
                               "hops_plus_slowdown_vs_ideal", "hops_slowdown_vs_ideal", "events_per_second"})
           if (doc.contains(k)) std::printf("%s: %.4g\n", k, doc[k].get<double>());
+        for (const auto& [k, v] : doc["directions"].items())
+          if (v.is_object())
+            std::printf("%s over %d recording(s): %.4g; workloads below 1 on the mean %d, in every recording %d, in "
+                        "some %d (of %d)\n",
+                        k.c_str(), doc["recordings"].get<int>(), v["geomean"].get<double>(),
+                        v["workloads_below_1_on_average"].get<int>(), v["workloads_below_1_in_every_recording"].get<int>(),
+                        v["workloads_below_1_in_some_recording"].get<int>(), v["workloads"].get<int>());
         if (doc.contains("groups"))
           for (const auto& [gname, g] : doc["groups"].items())
             std::printf("%s (%d workloads): over x86 %s; strandweaver_over_hops %.4g, slowdown vs non-atomic-paper %.4g, "

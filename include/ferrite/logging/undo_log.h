@@ -111,7 +111,7 @@
 //   P4 a pruned region's end slot is reused only by an entry ordered after
 //      the prune: the helper's prune is durable (prune_durable) before the
 //      owner may reuse it; the owner's own prune is ordered by its fence
-//      (order_prune) under x86 and HOPS, and under strand — where that fence
+//      before the head (order_prune) under x86 and HOPS, and under strand — where that fence
 //      orders only the current strand and the next entries are on new
 //      strands — by a JoinStrand before an entry that reuses the end slot of
 //      a region the owner pruned since its last join (append). Else an entry
@@ -1296,8 +1296,8 @@ class Logger {
   // Fig. 6(a) steps 3 and 4 (P3) for the regions [first, last) of the
   // thread's complete ones, in one batch: every non-end entry of every
   // region, one ordering point, every end entry, one ordering point, the
-  // head past the last region, one ordering point — three per batch
-  // (LoggerOptions::commit_batch), as for a single region. A crash inside
+  // head past the last region (a helper: then its durability fence) — two
+  // per batch (LoggerOptions::commit_batch), as for a single region. A crash inside
   // leaves each region of the batch whole or as its end entry alone
   // (complete, nothing to undo: kept) or gone. Under s.mu.
   using DoneIt = std::deque<Done>::iterator;
@@ -1325,7 +1325,8 @@ class Logger {
       // ordered next, passes it: before that the region is its end entry
       // alone (complete, nothing to undo: kept), after it the entry is below
       // the head (not live, I1), and a later lap's entry in the slot is
-      // ordered after the head (order_prune; prune_durable when helping).
+      // ordered after the head (by the fence of an entry between them under
+      // x86 and HOPS, P4's join under strand; prune_durable when helping).
       // Without the head's, every entry the head would pass is invalidated
       // and written back (above, ordered by order_prune): a stale head
       // bounds only invalid entries; recovery's step 5 and the attach take
@@ -1336,7 +1337,6 @@ class Logger {
     order_prune();
     persist::store(&s.log->head, d.end + 1);
     if (writes_back()) persist::pwb(&s.log->head, sizeof s.log->head);  // [site: prune-head-pwb]
-    // ORDER: the head before any later entry that reuses a slot of it.
     // PERSIST: pruned on the owner's behalf (helping), the head and the
     // invalidations are durable before `pruned` lets the owner reuse a
     // slot: the owner's next entry is another thread's store. What must not
@@ -1361,8 +1361,25 @@ class Logger {
     // campaign reaches it only rarely, docs/logging.md). Kept under every
     // model: one durable fence per region a helper prunes (make_room /
     // drain only).
-    if (helping && (opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
-    else order_prune();
+    if (helping) {
+      if ((opt_.faults & internal::kNoHelperPruneDurable) == 0) prune_durable();
+      else order_prune();
+    }
+    // CRASH: the owner's prune ends with the head's write-back and no
+    // ordering point (Fig. 6(a) step 4 names none). What follows it — the
+    // unlock, the next region's entries — needs the head ordered before it
+    // nowhere: the second ordering point above already orders every
+    // invalidation of the batch before every later store of the thread
+    // (x86, HOPS) or of its current strand (strand), so an image with a
+    // later entry and the old head has every entry the old head admits
+    // and the new one would not invalid (not live, I1) — the stale head
+    // bounds only invalid entries, as when the head's write-back is lost
+    // (above). A later entry that reuses a slot of the batch is ordered
+    // after its invalidation by that same point (x86, HOPS) or by P4's
+    // join (strand, append). Until stop 39 a third ordering point stood
+    // here; it put one acknowledgement per region on the lock's critical
+    // path under x86 and strand (docs/results.md, "Why strandweaver trails
+    // hops on the single-lock queue").
     // ORDER: the owner's prune, ordered within its current strand only:
     // append joins before an entry reuses this end slot (strand).
     if (!helping && s.unjoined_prune_end == kNoSeq) s.unjoined_prune_end = first->end;
