@@ -10,6 +10,10 @@ it). Not part of the build or the tests.
                                       JoinStrand that only orders)
   strand_trace.py edit TRACE OUT WHAT what-if rewrites (diagnostics only):
                                       ns-before-entry, drop-last-barrier
+                                      (drop-last-barrier: recordings made
+                                      before stop 39 only; the library no
+                                      longer issues a barrier before the
+                                      unlock, docs/logging.md)
 
 HOPS on the same recording needs no rewrite: `ferrite sim TRACE --design
 hops` replays a strand trace as the library's HOPS code (format version 3
