@@ -8,6 +8,10 @@ strandweaver: fig7-speedup.png (speedup over x86 per workload and design),
               x86's cycles), fig9-strand-buffers.png (speedup vs strand buffers x
               entries, SFR workloads).
 hops:         fig2-hops.png (speedup over x86 of HOPS, HOPS+ and the ideal design).
+both:         directions.png (the ratios the issue's directions compare, per
+              workload: the mean over the --recordings, whiskers from the
+              lowest to the highest recording; documents without
+              `directions`, from before stop 39, get none).
 Prints the files it wrote.
 """
 import argparse
@@ -40,6 +44,31 @@ def bars(ax, rows, designs, value, ylabel):
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def directions(rows, note, out, written):
+    """Each direction ratio per workload: mean over the recordings, min-max whiskers; 1.0 marked."""
+    if not rows or "directions" not in rows[0]:
+        return
+    names = sorted(rows[0]["directions"].keys())
+    fig, ax = plt.subplots(figsize=(max(9.0, 0.55 * len(rows) + 2), 4))
+    width = 0.8 / len(names)
+    for i, n in enumerate(names):
+        mean = [r["directions"][n]["geomean"] for r in rows]
+        lo = [m - r["directions"][n]["min"] for m, r in zip(mean, rows)]
+        hi = [r["directions"][n]["max"] - m for m, r in zip(mean, rows)]
+        ax.bar([k + i * width for k in range(len(rows))], mean, width, yerr=[lo, hi], capsize=2, label=n,
+               error_kw={"lw": 0.8})
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_xticks([k + 0.4 - width / 2 for k in range(len(rows))])
+    ax.set_xticklabels([r["workload"] for r in rows], rotation=30, ha="right")
+    ax.set_ylabel("ratio (mean; whiskers: min-max)")
+    ax.set_ylim(bottom=0.8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    k = len(rows[0]["directions"][names[0]]["recordings"])
+    ax.set_title("Directions over %d recording(s) per workload (%s)" % (k, note))
+    save(fig, out, "directions.png", written)
 
 
 def save(fig, out, name, written):
@@ -131,6 +160,7 @@ def main():
             ax.legend(fontsize=8)
             ax.set_title("StrandWeaver Fig. 10 (" + note + ")")
             save(fig, a.out, "fig10-ops-per-sfr.png", written)
+        directions(rows, note, a.out, written)
     else:
         rows = doc["figure2"]
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -138,6 +168,7 @@ def main():
         ax.axhline(1.0, color="black", lw=0.8)
         ax.set_title("HOPS+ Fig. 2 (" + note + ")")
         save(fig, a.out, "fig2-hops.png", written)
+        directions(rows, note, a.out, written)
     for w in written:
         print(w)
 

@@ -726,7 +726,8 @@ void setup_sim(CLI::App* sub) {
         std::ofstream(f) << doc.dump(1) << "\n";
         std::string msg;
         const bool ok = ferrite::bench::make_plots(f, o->po.plot, &msg, "timing_plot.py");
-        std::fprintf(ok ? stdout : stderr, "%s\n", msg.c_str());
+        // With --json stdout is the document alone: the plots' list goes to stderr.
+        std::fprintf(ok && !o->json ? stdout : stderr, "%s\n", msg.c_str());
       }
       if (o->json) {
         std::printf("%s\n", doc.dump(1).c_str());
