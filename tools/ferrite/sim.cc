@@ -270,7 +270,7 @@ struct PaperOpts {
   // directions compare, since two recordings of one workload differ by up
   // to a few percent in the ratios (compute gaps, lock order, helped
   // prunes) — as much as the designs differ on some workloads.
-  int recordings = 1;
+  int recordings = 5;
 };
 
 // One trace per (workload, instrumentation), recorded once.
@@ -702,7 +702,7 @@ void setup_sim(CLI::App* sub) {
                   "--help`; default 65536; 0: the crash campaigns' sizes)");
   sub->add_option("--recordings", o->po.recordings,
                   "--paper: recordings per workload for the directions (strandweaver over hops, hops over x86, "
-                  "hops+ over hops, ...; default 1): recording 0 gives every figure, the others (workload seeds "
+                  "hops+ over hops, ...; default 5): recording 0 gives every figure, the others (workload seeds "
                   "2..N) only those ratios, reported per workload (each recording, mean, min, max) and counted "
                   "(workloads below 1 on the mean, in every recording, in some) under `directions`")
       ->check(CLI::Range(1, 20));
