@@ -348,6 +348,7 @@ TEST(SimTool, ReplaysATraceUnderEveryDesignOfItsInstrumentation) {
     EXPECT_NE(s.find(d), std::string::npos) << d;
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --config strand_entries=0"), 0);
   EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --design itanium"), 0);
+  EXPECT_NE(run(std::string(FERRITE_CLI_PATH) + " sim " + f + " --recordings 2"), 0);  // --paper only
 }
 
 // `ferrite trace --key-range N` records the workload sized as a benchmark:

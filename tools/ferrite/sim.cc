@@ -700,7 +700,7 @@ void setup_sim(CLI::App* sub) {
   sub->add_option("--key-range", o->po.key_range,
                   "--paper: record every workload sized as a benchmark, keys in [1, N] (see `ferrite trace "
                   "--help`; default 65536; 0: the crash campaigns' sizes)");
-  sub->add_option("--recordings", o->po.recordings,
+  CLI::Option* recordings = sub->add_option("--recordings", o->po.recordings,
                   "--paper: recordings per workload for the directions (strandweaver over hops, hops over x86, "
                   "hops+ over hops, ...; default 5): recording 0 gives every figure, the others (workload seeds "
                   "2..N) only those ratios, reported per workload (each recording, mean, min, max) and counted "
@@ -714,7 +714,7 @@ void setup_sim(CLI::App* sub) {
               "no-persist-queue, strandweaver, non-atomic, non-atomic-paper: strand; ideal: hops+); x86 also replays every "
               "other trace under the Intel mapping, and --paper compares each design with x86 on the same "
               "recording; docs/timing.md.");
-  sub->callback([o, names] {
+  sub->callback([o, names, recordings] {
     if (!o->paper.empty()) {
       if (o->paper != "strandweaver" && o->paper != "hops") usage_error("sim: --paper is strandweaver or hops");
       check_key_range("sim", o->po.key_range);
@@ -767,6 +767,7 @@ void setup_sim(CLI::App* sub) {
     }
     if (o->trace.empty()) usage_error("sim: a TRACE file or --paper is required");
     if (o->po.commit_batch != 1) usage_error("sim: --commit-batch is for --paper (a trace was recorded with its own)");
+    if (recordings->count() > 0) usage_error("sim: --recordings is for --paper (a trace file is one recording)");
     fm::Config c;
     parse_configs(o->configs, &c);
     fm::Trace t;
