@@ -483,7 +483,9 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   const auto plots = std::filesystem::path(::testing::TempDir()) / ("sim-plots-" + std::to_string(::getpid()));
   const auto hops = paper("hops", " --recordings 2 --plot " + plots.string());
   ASSERT_TRUE(hops.is_object());
-  if (std::filesystem::exists(plots / "results.json") && std::system("python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0) {
+  const bool matplotlib =
+      std::system("python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0;
+  if (std::filesystem::exists(plots / "results.json") && matplotlib) {
     EXPECT_TRUE(std::filesystem::exists(plots / "fig2-hops.png"));
     EXPECT_TRUE(std::filesystem::exists(plots / "directions.png"));
   }

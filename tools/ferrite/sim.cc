@@ -264,8 +264,8 @@ struct PaperOpts {
   // "Bench-sized traces"); 0 = the campaigns' sizes (claims measured
   // before stop 36).
   std::uint64_t key_range = 65536;
-  // Recordings per workload for the directions (docs/results.md, "Every
-  // direction over several recordings"): recording 0 gives every figure;
+  // Recordings per workload for the directions (docs/timing.md, "Several
+  // recordings per workload"): recording 0 gives every figure;
   // recordings 1..N-1 (workload seeds 2..N) only the ratios the issue's
   // directions compare, since two recordings of one workload differ by up
   // to a few percent in the ratios (compute gaps, lock order, helped
