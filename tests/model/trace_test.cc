@@ -485,7 +485,8 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   ASSERT_TRUE(hops.is_object());
   const bool matplotlib =
       std::system("python3 -c 'import matplotlib' 2>/dev/null || /usr/bin/python3 -c 'import matplotlib' 2>/dev/null") == 0;
-  if (std::filesystem::exists(plots / "results.json") && matplotlib) {
+  EXPECT_TRUE(std::filesystem::exists(plots / "results.json"));
+  if (matplotlib) {
     EXPECT_TRUE(std::filesystem::exists(plots / "fig2-hops.png"));
     EXPECT_TRUE(std::filesystem::exists(plots / "directions.png"));
   }
