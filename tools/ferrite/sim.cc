@@ -423,6 +423,13 @@ struct SwRatios {
 // The ratios the directions compare (strandweaver over hops, hops
 // over x86, hops+ over hops, ...) for one workload, one value per
 // recording (recording 0 first; --recordings).
+// A ratio over its recordings: geometric mean, lowest, highest.
+struct Spread {
+  double mean, lo, hi;
+  explicit Spread(const std::vector<double>& v)
+      : mean(geomean(v)), lo(*std::min_element(v.begin(), v.end())), hi(*std::max_element(v.begin(), v.end())) {}
+};
+double cycles(const fm::Result& r) { return static_cast<double>(r.cycles); }
 struct Directions {
   std::map<std::string, std::vector<double>> by_name;
   void add(const std::map<std::string, double>& one) {
@@ -431,11 +438,10 @@ struct Directions {
   // {name: {recordings: [...], geomean, min, max}}
   Json to_json() const {
     Json j;
-    for (const auto& [k, v] : by_name)
-      j[k] = {{"recordings", v},
-              {"geomean", geomean(v)},
-              {"min", *std::min_element(v.begin(), v.end())},
-              {"max", *std::max_element(v.begin(), v.end())}};
+    for (const auto& [k, v] : by_name) {
+      const Spread sp(v);
+      j[k] = {{"recordings", v}, {"geomean", sp.mean}, {"min", sp.lo}, {"max", sp.hi}};
+    }
     return j;
   }
 };
@@ -446,9 +452,10 @@ struct DirectionTotals {
   std::map<std::string, std::vector<double>> mean, lo, hi;
   void add(const Directions& d) {
     for (const auto& [k, v] : d.by_name) {
-      mean[k].push_back(geomean(v));
-      lo[k].push_back(*std::min_element(v.begin(), v.end()));
-      hi[k].push_back(*std::max_element(v.begin(), v.end()));
+      const Spread sp(v);
+      mean[k].push_back(sp.mean);
+      lo[k].push_back(sp.lo);
+      hi[k].push_back(sp.hi);
     }
   }
   Json to_json(int recordings) const {
@@ -538,12 +545,11 @@ Json paper(const std::string& which, const PaperOpts& o) {
                                                {"strandweaver_over_x86", x86 / sw},
                                                {"strandweaver_over_no_persist_queue", npq / sw}};
         };
-        const auto c = [](const fm::Result& r) { return static_cast<double>(r.cycles); };
-        dirs.add(ratios(c(vs.x86_on(w, D::kStrandWeaver, base)), c(hops_same), c(rs[D::kStrandWeaver]),
-                        c(rs[D::kNoPersistQueue])));
+        dirs.add(ratios(cycles(vs.x86_on(w, D::kStrandWeaver, base)), cycles(hops_same),
+                        cycles(rs[D::kStrandWeaver]), cycles(rs[D::kNoPersistQueue])));
         for (int r = 1; r < o.recordings; ++r) {
           const fm::Trace t = tr.again(w, "strand", r);
-          const auto sim = [&](D d) { return c(simulate_timed(t, d, base, &sim_s, &sim_events)); };
+          const auto sim = [&](D d) { return cycles(simulate_timed(t, d, base, &sim_s, &sim_events)); };
           dirs.add(ratios(sim(D::kX86), sim(D::kHops), sim(D::kStrandWeaver), sim(D::kNoPersistQueue)));
         }
         row["directions"] = dirs.to_json();
@@ -649,13 +655,12 @@ Json paper(const std::string& which, const PaperOpts& o) {
                                              {"hops_plus_over_x86", x86_p / plus},
                                              {"hops_plus_over_hops", (x86_p / plus) / (x86_h / hops)}};
       };
-      const auto c = [](const fm::Result& r) { return static_cast<double>(r.cycles); };
-      dirs.add(ratios(c(vs.x86_on(w, D::kHops, base)), c(vs.x86_on(w, D::kHops, sync)), c(rs[D::kHops]),
-                      c(vs.x86_on(w, D::kHopsPlus, base)), c(rs[D::kHopsPlus])));
+      dirs.add(ratios(cycles(vs.x86_on(w, D::kHops, base)), cycles(vs.x86_on(w, D::kHops, sync)), cycles(rs[D::kHops]),
+                      cycles(vs.x86_on(w, D::kHopsPlus, base)), cycles(rs[D::kHopsPlus])));
       for (int r = 1; r < o.recordings; ++r) {
         const fm::Trace th = tr.again(w, "hops", r), tp = tr.again(w, "hops+", r);
         const auto sim = [&](const fm::Trace& t, D d, const fm::Config& cf) {
-          return c(simulate_timed(t, d, cf, &sim_s, &sim_events));
+          return cycles(simulate_timed(t, d, cf, &sim_s, &sim_events));
         };
         dirs.add(ratios(sim(th, D::kX86, base), sim(th, D::kX86, sync), sim(th, D::kHops, base),
                         sim(tp, D::kX86, base), sim(tp, D::kHopsPlus, base)));
