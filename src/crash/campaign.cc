@@ -351,6 +351,9 @@ struct PoolFile {
     pmem::PoolOptions opts;
     opts.backend.kind = persist::BackendConfig::Kind::kSim;
     opts.arenas = std::max(cfg.instance_size(), 1) + 1;
+    // Deterministic: a replayed crash point sees the same addresses, and the
+    // base is 1 GiB aligned (restart.cc keeps its page tables).
+    opts.placement = pmem::BasePlacement::kFirstFree;
     pool = pmem::Pool::create(path, cfg.pool_size, opts);
     if (cfg.dirty_heap) {
       // A used pool: every heap chunk holds old bytes (a pattern no

@@ -32,6 +32,7 @@ CheckReport check_pool(const std::string& path) {
     rep.uuid = detail::uuid_text(h.uuid);
     rep.header_slot = fs.slot;
     rep.other_slot_valid = fs.other_valid;
+    rep.header = fs.health;
     rep.media = detail::probe_media(fd);
     for (const auto& r : h.roots) {
       if (!r.in_use) continue;

@@ -185,6 +185,72 @@ std::string map_problem(const L::HeaderSlot& h, const std::vector<std::uint32_t>
   return "";
 }
 
+std::string_view slot_problem(SlotState s) {
+  switch (s) {
+    case SlotState::kOk: return "";
+    case SlotState::kBadMagic: return "bad magic";
+    case SlotState::kBadVersion: return "unknown format version";
+    case SlotState::kBadChecksum: return "checksum mismatch";
+  }
+  return "?";
+}
+
+// Root names of a slot, read defensively (the slot may not verify: only
+// in-use entries with a NUL-terminated non-empty name count).
+std::set<std::string> root_names(const L::HeaderSlot& h) {
+  std::set<std::string> v;
+  for (const auto& r : h.roots)
+    if (r.in_use == 1 && nul_terminated(r.name, sizeof r.name) && r.name[0] != '\0') v.insert(r.name);
+  return v;
+}
+
+// The rule of docs/pool-format.md "The double header": what the slot not
+// in force says about the history of the slot in force.
+HeaderHealth classify_pair(const L::HeaderSlot& in_force, int slot, const L::HeaderSlot& other, SlotState other_state) {
+  HeaderHealth hh;
+  hh.slot = slot;
+  hh.generation = in_force.generation;
+  hh.other_generation = other.generation;
+  hh.other_problem = std::string(slot_problem(other_state));
+  const std::string g = std::to_string(in_force.generation), o = std::to_string(1 - slot), f = std::to_string(slot);
+  if (other_state == SlotState::kOk) {
+    if (other.generation == in_force.generation) {
+      // Same generation, both checksums verify: the two are copies of one
+      // update (a difference would need two 64-bit checksum collisions).
+      hh.state = HeaderState::kInSync;
+      return hh;
+    }
+    hh.state = HeaderState::kCompleted;
+    hh.message = "header slot " + o + " holds generation " + std::to_string(other.generation) + ", slot " + f +
+                 " generation " + g + ": a crash interrupted a header update after it committed; open brings slot " +
+                 o + " up to date (nothing lost)";
+    return hh;
+  }
+  if (other.generation <= in_force.generation) {
+    hh.state = HeaderState::kRepaired;
+    hh.message = "header slot " + o + " is damaged (" + hh.other_problem + "); open rewrites it from slot " + f +
+                 " (generation " + g + "; nothing lost)";
+    return hh;
+  }
+  hh.state = HeaderState::kFellBack;
+  const auto mine = root_names(in_force), theirs = root_names(other);
+  for (const auto& n : theirs)
+    if (!mine.count(n)) hh.roots_only_in_other.push_back(n);
+  for (const auto& n : mine)
+    if (!theirs.count(n)) hh.roots_only_in_force.push_back(n);
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& n : v) s += (s.empty() ? "'" : ", '") + n + "'";
+    return s.empty() ? std::string("none") : s;
+  };
+  hh.message = "header slot " + o + " claims the newer generation " + std::to_string(other.generation) + " but does not verify (" +
+               hh.other_problem + "): the pool falls back to generation " + g + " in slot " + f +
+               " — either a crash tore a header update before it committed (that update never returned) or the newer slot was damaged;"
+               " roots only in the newer slot: " + list(hh.roots_only_in_other) +
+               "; roots only in the older: " + list(hh.roots_only_in_force);
+  return hh;
+}
+
 }  // namespace
 
 FileState load_and_validate(int fd, const std::string& path) {
@@ -204,6 +270,7 @@ FileState load_and_validate(int fd, const std::string& path) {
     state[s] = classify(slots[s]);
   }
   int best = -1;
+  // Ties (both slots at one generation: the state at rest) go to slot 0.
   for (int s = 0; s < 2; ++s)
     if (state[s] == SlotState::kOk && (best < 0 || slots[s].generation > slots[best].generation)) best = s;
   if (best < 0) {
@@ -221,6 +288,14 @@ FileState load_and_validate(int fd, const std::string& path) {
   fs.hdr = slots[best];
   fs.slot = best;
   fs.other_valid = state[1 - best] == SlotState::kOk;
+  fs.health = classify_pair(slots[best], best, slots[1 - best], state[1 - best]);
+  // Two verifying slots of one generation are two copies of one update; if
+  // their bytes differ, something other than this library wrote one of them
+  // (or a checksum collided): refuse rather than guess which is right.
+  if (fs.health.state == HeaderState::kInSync && std::memcmp(&slots[0], &slots[1], sizeof(L::HeaderSlot)) != 0)
+    fail(Errc::kCorrupt, path,
+         "header slots 0 and 1 both verify at generation " + std::to_string(slots[0].generation) +
+             " but their contents differ");
   const L::HeaderSlot& h = fs.hdr;
   if (h.pool_size > file_size)
     fail(Errc::kTruncated, path,
@@ -237,3 +312,17 @@ FileState load_and_validate(int fd, const std::string& path) {
 }
 
 }  // namespace ferrite::pmem::detail
+
+namespace ferrite::pmem {
+
+std::string_view header_state_name(HeaderState s) {
+  switch (s) {
+    case HeaderState::kInSync: return "in-sync";
+    case HeaderState::kCompleted: return "completed";
+    case HeaderState::kRepaired: return "repaired";
+    case HeaderState::kFellBack: return "fell-back";
+  }
+  return "?";
+}
+
+}  // namespace ferrite::pmem

@@ -35,6 +35,7 @@ struct FileState {
   layout::HeaderSlot hdr;  // the slot in force
   int slot = -1;
   bool other_valid = false;
+  HeaderHealth health;     // the two slots' state (pool.h HeaderState)
   std::vector<std::uint32_t> map;  // the chunk map, entry per chunk
 };
 FileState load_and_validate(int fd, const std::string& path);
@@ -55,6 +56,12 @@ bool in_app_memory(std::uintptr_t base, std::size_t size);
 // non-tmpfs). Returns false (errno set) when the range is taken or the
 // kernel would not place it there.
 bool map_fixed(int fd, std::uintptr_t base, std::size_t size, bool writable, Media* media);
+// The bases create tries for a pool of `size` bytes, in order
+// (pool.h "Placement at create"): kFirstFree the stride starts in order;
+// kRandom every aligned position of the plan, in a random order.
+std::vector<std::uintptr_t> base_candidates(std::size_t size, BasePlacement placement);
+// Whether [at, at+size) is unmapped in this process (and application memory).
+bool range_free(std::uintptr_t at, std::size_t size);
 // Media of an open pool file without mapping it at its base.
 Media probe_media(int fd);
 // flock(LOCK_EX | LOCK_NB); kLocked when held elsewhere.
@@ -174,6 +181,7 @@ struct Pool::Impl {
   layout::HeaderSlot hdr{};    // copy of the slot in force
   int slot = 0;
   std::vector<layout::RootEntry> pending;  // allocated, not yet published
+  HeaderHealth health;                     // as open found the slots
 
   std::unique_ptr<Heap::Impl> heap_impl;
   Heap heap{nullptr};
@@ -187,7 +195,12 @@ struct Pool::Impl {
   void start_heap();
   // Writes `h` (generation already set) to slot s, then makes it current.
   void write_slot(layout::HeaderSlot h, int s);
+  // Publishes `h` as the next generation: the other slot first (the
+  // commit point), then the slot that was in force (layout.h "Double header").
   void update_header(const layout::HeaderSlot& h);
+  // open: rewrites the slot not in force from the slot in force unless
+  // `health` says both already agree.
+  void heal_header();
 };
 
 }  // namespace ferrite::pmem

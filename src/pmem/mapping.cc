@@ -8,8 +8,11 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "internal.h"
 
@@ -62,6 +65,39 @@ bool map_fixed(int fd, std::uintptr_t base, std::size_t size, bool writable, Med
   }
   *media = m;
   return true;
+}
+
+
+std::vector<std::uintptr_t> base_candidates(std::size_t size, BasePlacement placement) {
+  std::vector<std::uintptr_t> v;
+  if (placement == BasePlacement::kFirstFree) {
+    for (int s = 0; s < kBaseSlots; ++s) v.push_back(kDefaultBaseStart + static_cast<std::uintptr_t>(s) * kBaseStride);
+    return v;
+  }
+  // Aligned to the pool's size rounded up to a power of two (at least
+  // kPlacementAlign): two pools then either share a base or are disjoint,
+  // and each stride's lower half (a power of two) holds a whole number of
+  // positions.
+  const std::uintptr_t align = std::max<std::uintptr_t>(kPlacementAlign, std::bit_ceil(size));
+  const std::uintptr_t per_stride = std::max<std::uintptr_t>(1, (kBaseStride / 2) / align);
+  for (int s = 0; s < kBaseSlots; ++s)
+    for (std::uintptr_t i = 0; i < per_stride; ++i)
+      v.push_back(kDefaultBaseStart + static_cast<std::uintptr_t>(s) * kBaseStride + i * align);
+  // Seeded from the kernel, not from time or pid: processes started together
+  // (a service's workers) must not pick the same order.
+  std::random_device rd;
+  std::mt19937_64 rng((std::uint64_t{rd()} << 32) ^ rd());
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+bool range_free(std::uintptr_t at, std::size_t size) {
+  if (!in_app_memory(at, size)) return false;
+  void* want = reinterpret_cast<void*>(at);
+  void* p = ::mmap(want, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  ::munmap(p, size);
+  return p == want;
 }
 
 

@@ -84,9 +84,29 @@ void Pool::Impl::write_slot(L::HeaderSlot h, int s) {
 void Pool::Impl::update_header(const L::HeaderSlot& h) {
   L::HeaderSlot n = h;
   n.generation = hdr.generation + 1;
+  const int old = slot;
   // CRASH: the slot in force is untouched; a torn write of the other one
-  // fails its checksum and open keeps using the old slot.
-  write_slot(n, 1 - slot);
+  // fails its checksum, its generation field reads newer, and open falls
+  // back to the old generation and says so (HeaderState::kFellBack) — the
+  // update never returned to its caller.
+  write_slot(n, 1 - old);
+  // The commit point: slot 1 - old is durable and the newest. Bring the
+  // other up to date, so at rest both slots hold one generation and damage
+  // to either one is repaired from its twin instead of rolling the pool
+  // back (docs/pool-format.md "The double header").
+  // CRASH: before this copy is durable, open finds the old slot one
+  // generation older (kCompleted) or torn with a generation field not newer
+  // (kRepaired), and rewrites it: nothing the update published is lost.
+  write_slot(n, old);
+}
+
+void Pool::Impl::heal_header() {
+  if (health.state == HeaderState::kInSync) return;
+  // PERSIST: write_slot makes the repaired slot durable before anything else
+  // writes the pool (open calls this before recovery).
+  // CRASH: the slot in force is untouched; a crash during the rewrite leaves
+  // the same state as before (or the healed one): idempotent.
+  write_slot(hdr, 1 - slot);
 }
 
 namespace {
@@ -147,24 +167,32 @@ std::unique_ptr<Pool> Pool::create(const std::string& path, std::size_t size, co
   if (base != 0) {
     mapped = detail::map_fixed(im->fd, base, size, true, &im->media);
   } else {
-    for (int s = 0; s < kBaseSlots && !mapped; ++s) {
-      base = kDefaultBaseStart + static_cast<std::uintptr_t>(s) * kBaseStride;
-      mapped = detail::map_fixed(im->fd, base, size, true, &im->media);
+    for (const std::uintptr_t b : detail::base_candidates(size, opts.placement)) {
+      // A base whose replica range is taken would make Mirror's
+      // map_volatile_replica fail later: skip it now.
+      if (!detail::range_free(b + kReplicaOffset, size)) continue;
+      if ((mapped = detail::map_fixed(im->fd, b, size, true, &im->media))) {
+        base = b;
+        break;
+      }
     }
   }
   if (!mapped)
     fail(Errc::kBaseUnavailable, path,
          opts.base != 0 ? "base " + hex(opts.base) + " is unavailable: " + std::strerror(errno)
-                        : "no free base address slot in Ferrite's default range");
+                        : "no free base address for " + std::to_string(size) +
+                              " bytes in Ferrite's address-space plan (" + hex(kDefaultBaseStart) + " + " +
+                              std::to_string(kBaseSlots) + " x " + hex(kBaseStride) +
+                              "): close a pool or pass PoolOptions::base");
   im->base = reinterpret_cast<char*>(base);
   im->register_backend();
 
   L::HeaderSlot h = detail::make_header(size, base);
   // The file is zero-filled, so the chunk map says "all free". Both slots
-  // start valid (generations 0 and 1).
-  h.generation = 0;
-  im->write_slot(h, 1);
+  // start valid and in sync (generation 1; the file is renamed into place
+  // only after both are durable).
   h.generation = 1;
+  im->write_slot(h, 1);
   im->write_slot(h, 0);
   im->start_heap();
   // Nothing to recover in a pool this process created.
@@ -212,7 +240,9 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   im->base = reinterpret_cast<char*>(fs.hdr.base);
   im->hdr = fs.hdr;
   im->slot = fs.slot;
+  im->health = fs.health;
   im->register_backend();
+  im->heal_header();
   im->start_heap();
   std::unique_ptr<Pool> pool(new Pool(std::move(im)));
   if (opts.recover) pool->recover();
@@ -253,6 +283,7 @@ bool Pool::contains(const void* p, std::size_t n) const {
   return a >= b && n <= impl_->size && a - b <= impl_->size - n;
 }
 Heap& Pool::heap() { return impl_->heap; }
+const HeaderHealth& Pool::header_health() const { return impl_->health; }
 std::uint64_t Pool::generation() const {
   std::lock_guard<std::mutex> g(impl_->root_mu);
   return impl_->hdr.generation;

@@ -48,6 +48,7 @@ const RecoveryReport& Pool::recover() {
       if (r.in_use) roots.push_back(r);
   }
   auto rep = std::make_unique<RecoveryReport>();
+  rep->header = im.health;
   rep->roots = roots.size();
   struct Known {
     const layout::RootEntry* entry;

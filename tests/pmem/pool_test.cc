@@ -279,21 +279,21 @@ TEST(PmemPool, OpenRefusalsFromDamagedHeaders) {
   EXPECT_EQ(with([&] { both([](layout::HeaderSlot* h) { h->chunk_count += 1; }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { both([](layout::HeaderSlot* h) { h->chunk_size = 4096; }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { both([](layout::HeaderSlot* h) { h->pool_size = 1 << 20; }); }), Errc::kCorrupt);
-  // Root entries: only slot 0 (the newer one) has the root.
-  auto newest = [&]() { return fpt::slot_of(img, 0)->generation > fpt::slot_of(img, 1)->generation ? 0 : 1; };
+  // Root entries: both slots hold the root (at rest the two agree), and
+  // both are damaged alike, so the slot in force is the damaged one.
   auto root0 = [&](auto f) {
-    auto* h = fpt::slot_of(img, newest());
-    f(h->roots[0]);
-    fpt::reseal(h);
+    both([&](layout::HeaderSlot* h) { f(h->roots[0]); });
   };
   EXPECT_EQ(with([&] { root0([](layout::RootEntry& r) { std::memset(r.name, 'a', sizeof r.name); }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { root0([](layout::RootEntry& r) { r.offset = 100; }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { root0([](layout::RootEntry& r) { r.offset += 8; }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { root0([](layout::RootEntry& r) { r.size = 1 << 30; }); }), Errc::kCorrupt);
   EXPECT_EQ(with([&] { root0([](layout::RootEntry& r) { r.in_use = 2; }); }), Errc::kCorrupt);
+  EXPECT_EQ(with([&] { both([](layout::HeaderSlot* h) { h->roots[1] = h->roots[0]; }); }), Errc::kCorrupt);
+  // Two verifying slots of one generation that differ: refused, not guessed.
   EXPECT_EQ(with([&] {
-              auto* h = fpt::slot_of(img, newest());
-              h->roots[1] = h->roots[0];
+              auto* h = fpt::slot_of(img, 1);
+              h->roots[0].type_version += 1;
               fpt::reseal(h);
             }),
             Errc::kCorrupt);
@@ -311,34 +311,130 @@ TEST(PmemPool, OpenRefusalsFromDamagedHeaders) {
   { auto pool = Pool::open(p); }
 }
 
-TEST(PmemPool, DoubleHeaderSurvivesATornUpdate) {
-  TempPath p;
+// docs/pool-format.md "The double header": each state open distinguishes,
+// built as the crash or the damage leaves it, then what check says, what
+// open reports and repairs, and that nothing acknowledged is lost.
+namespace {
+// A pool with root "a", at rest (both slots at one generation).
+std::vector<char> at_rest(const std::string& p, std::uint64_t* gen) {
   {
     auto pool = Pool::create(p, 2 * kMiB);
     pool->create_root<Counter>("a", 1);
   }
   auto img = fpt::read_file(p);
-  const int newest = fpt::slot_of(img, 0)->generation > fpt::slot_of(img, 1)->generation ? 0 : 1;
-  const std::uint64_t gen = fpt::slot_of(img, newest)->generation;
-  // A crash while publishing root "a": the new slot is half written.
-  std::memset(img.data() + layout::kSlotOffset[newest] + 4096, 0xEE, 4096);
-  fpt::write_file(p, img);
-  auto rep = check_pool(p);
+  *gen = fpt::slot_of(img, 0)->generation;
+  EXPECT_EQ(fpt::slot_of(img, 1)->generation, *gen) << "at rest both slots hold one generation";
+  EXPECT_EQ(std::memcmp(fpt::slot_of(img, 0), fpt::slot_of(img, 1), sizeof(layout::HeaderSlot)), 0);
+  return img;
+}
+// After open repaired the file: both slots agree again and check is clean.
+void expect_healed(const std::string& p, std::uint64_t gen) {
+  auto img = fpt::read_file(p);
+  EXPECT_EQ(fpt::slot_of(img, 0)->generation, gen);
+  EXPECT_EQ(std::memcmp(fpt::slot_of(img, 0), fpt::slot_of(img, 1), sizeof(layout::HeaderSlot)), 0)
+      << "open did not bring the other slot up to date";
+  const auto rep = check_pool(p);
   ASSERT_TRUE(rep.ok) << rep.message;
-  EXPECT_EQ(rep.generation, gen - 1);
-  EXPECT_FALSE(rep.other_slot_valid);
-  {
-    auto pool = Pool::open(p, {.recover = false});
-    EXPECT_FALSE(pool->has_root("a"));  // never published
-    pool->heap().recover_by_trace([](auto&) {});
-    pool->create_root<Counter>("b", 2);  // overwrites the torn slot
-    EXPECT_EQ(pool->generation(), gen);
+  EXPECT_EQ(rep.header.state, HeaderState::kInSync) << rep.header.message;
+}
+}  // namespace
+
+TEST(PmemPool, AByteFlippedInEitherHeaderSlotAtRestIsRepairedFromItsTwin) {
+  for (int damaged = 0; damaged < 2; ++damaged) {
+    for (const std::size_t at : {std::size_t{48} /* generation */, std::size_t{128} /* root 'a' name */, std::size_t{5000}}) {
+      SCOPED_TRACE("slot " + std::to_string(damaged) + " byte " + std::to_string(at));
+      TempPath p;
+      std::uint64_t gen;
+      auto img = at_rest(p, &gen);
+      img[layout::kSlotOffset[damaged] + at] ^= (at == 48 ? 0x01 : 0x40);  // generation: one lower or one higher
+      fpt::write_file(p, img);
+      const auto rep = check_pool(p);
+      ASSERT_TRUE(rep.ok) << rep.message;
+      EXPECT_EQ(rep.header_slot, 1 - damaged);
+      EXPECT_EQ(rep.generation, gen) << "a slot damaged at rest must never roll the pool back";
+      const bool gen_reads_newer = at == 48 && ((gen ^ 1) > gen);
+      EXPECT_EQ(rep.header.state, gen_reads_newer ? HeaderState::kFellBack : HeaderState::kRepaired);
+      EXPECT_NE(rep.header.message.find("slot " + std::to_string(damaged)), std::string::npos) << rep.header.message;
+      {
+        auto pool = Pool::open(p);
+        EXPECT_EQ(pool->header_health().state, rep.header.state);
+        ASSERT_NE(pool->recovery_report(), nullptr);
+        EXPECT_EQ(pool->recovery_report()->header.state, rep.header.state);
+        EXPECT_EQ(pool->root<Counter>("a")->value, 1u) << "the root created last survived";
+      }
+      expect_healed(p, gen);
+    }
   }
-  rep = check_pool(p);
-  ASSERT_TRUE(rep.ok);
-  EXPECT_TRUE(rep.other_slot_valid);
+}
+
+TEST(PmemPool, ATornUpdateBeforeItsCommitFallsBackAndSaysWhichRootsDiffer) {
+  TempPath p;
+  std::uint64_t gen;
+  auto img = at_rest(p, &gen);
+  // A crash while publishing root "b": step 1 wrote generation gen+1 with
+  // "b" over slot 1, half of it landed.
+  auto* s1 = fpt::slot_of(img, 1);
+  s1->generation = gen + 1;
+  s1->roots[1] = s1->roots[0];
+  std::memcpy(s1->roots[1].name, "b\0", 2);
+  fpt::reseal(s1);
+  std::memset(img.data() + layout::kSlotOffset[1] + 4096, 0xEE, 4096);
+  fpt::write_file(p, img);
+  const auto rep = check_pool(p);
+  ASSERT_TRUE(rep.ok) << rep.message;
+  EXPECT_EQ(rep.generation, gen);
+  EXPECT_FALSE(rep.other_slot_valid);
+  EXPECT_EQ(rep.header.state, HeaderState::kFellBack);
+  EXPECT_EQ(rep.header.other_generation, gen + 1);
+  EXPECT_EQ(rep.header.roots_only_in_other, std::vector<std::string>{"b"});
+  EXPECT_TRUE(rep.header.roots_only_in_force.empty());
+  EXPECT_NE(rep.header.message.find("falls back to generation " + std::to_string(gen)), std::string::npos)
+      << rep.header.message;
+  EXPECT_NE(rep.header.message.find("'b'"), std::string::npos) << rep.header.message;
+  {
+    auto pool = Pool::open(p);
+    EXPECT_FALSE(pool->has_root("b"));  // never published: its create_root never returned
+    EXPECT_EQ(pool->recovery_report()->header.state, HeaderState::kFellBack);
+    EXPECT_EQ(pool->root<Counter>("a")->value, 1u);
+    pool->create_root<Counter>("c", 3);
+    EXPECT_EQ(pool->generation(), gen + 1);
+  }
+  expect_healed(p, gen + 1);
   auto pool = Pool::open(p);
-  EXPECT_EQ(pool->root<Counter>("b")->value, 2u);
+  EXPECT_EQ(pool->header_health().state, HeaderState::kInSync);
+  EXPECT_EQ(pool->root<Counter>("c")->value, 3u);
+}
+
+TEST(PmemPool, ACrashAfterTheCommitPointIsCompletedAtOpen) {
+  TempPath p;
+  {
+    auto pool = Pool::create(p, 2 * kMiB);
+    pool->create_root<Counter>("a", 1);
+    pool->create_root<Counter>("b", 2);
+  }
+  auto img = fpt::read_file(p);
+  const std::uint64_t gen = fpt::slot_of(img, 1)->generation;
+  // Publishing "b": step 1 is durable (slot 1 at gen, with "b"), step 2
+  // never landed — slot 0 still holds generation gen-1, without "b". (Also
+  // the state at rest of a pool written before the two-copy rule.)
+  auto* s0 = fpt::slot_of(img, 0);
+  s0->generation = gen - 1;
+  for (auto& r : s0->roots)
+    if (r.in_use && std::string(r.name) == "b") std::memset(&r, 0, sizeof r);
+  fpt::reseal(s0);
+  fpt::write_file(p, img);
+  const auto rep = check_pool(p);
+  ASSERT_TRUE(rep.ok) << rep.message;
+  EXPECT_EQ(rep.header_slot, 1);
+  EXPECT_EQ(rep.header.state, HeaderState::kCompleted);
+  EXPECT_EQ(rep.header.other_generation, gen - 1);
+  EXPECT_TRUE(rep.other_slot_valid);
+  {
+    auto pool = Pool::open(p);
+    EXPECT_EQ(pool->header_health().state, HeaderState::kCompleted);
+    EXPECT_EQ(pool->root<Counter>("b")->value, 2u) << "a committed root survives";
+  }
+  expect_healed(p, gen);
 }
 
 TEST(PmemPool, BaseUnavailable) {

@@ -1,6 +1,8 @@
-// `ferrite check POOL [--json]` — validate a pool file without opening it
-// (header slots, checksums, version, size, root table, chunk map).
-// Exit codes: 0 sound, 1 not sound (one line on stderr says why), 2 usage.
+// `ferrite check POOL [--json] [--repair]` — validate a pool file without
+// opening it (header slots, checksums, version, size, root table, chunk
+// map); --repair rewrites a damaged or stale header slot from its twin.
+// Exit codes: 0 sound, 1 not sound (one line on stderr says why: a refusal,
+// or a damaged header slot that open would repair or fall back from), 2 usage.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "ferrite/cli.h"
 #include "ferrite/pmem/pool.h"
+#include "pool_header.h"
 
 namespace {
 
@@ -18,16 +21,37 @@ void setup_check(CLI::App* sub) {
   struct Opts {
     std::string path;
     bool json = false;
+    bool repair = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("pool", o->path, "Pool file")->required();
   sub->add_flag("--json", o->json, "Machine-readable output");
+  sub->add_flag("--repair", o->repair,
+                "Repair a damaged or stale header slot from its twin (what any open does), then check again");
   sub->callback([o] {
-    const fp::CheckReport r = fp::check_pool(o->path);
+    fp::CheckReport r = fp::check_pool(o->path);
+    std::string repaired;
+    if (o->repair && r.ok && r.header.state != fp::HeaderState::kInSync) {
+      // Opening heals the header (pool.cc heal_header) and writes nothing
+      // else without recovery; the pool is closed again at once.
+      try {
+        fp::PoolOptions po;
+        po.recover = false;
+        (void)fp::Pool::open(o->path, po);
+        repaired = r.header.message;
+        r = fp::check_pool(o->path);
+      } catch (const fp::PoolError& e) {
+        std::fprintf(stderr, "ferrite check --repair: %s\n", e.what());
+        throw ferrite::cli::Exit{1};
+      }
+    }
+    // Sound: the pool opens and its header slots agree (or a crash left an
+    // update that open completes). A damaged slot is reported, exit 1.
+    const bool sound = r.ok && ferrite::cli::header_sound(r.header);
     if (o->json) {
       nlohmann::json j;
       j["path"] = o->path;
-      j["ok"] = r.ok;
+      j["ok"] = sound;
       if (!r.ok) {
         j["error"] = std::string(fp::errc_name(r.error));
         j["message"] = r.message;
@@ -36,15 +60,25 @@ void setup_check(CLI::App* sub) {
         j["generation"] = r.generation;
         j["header_slot"] = r.header_slot;
         j["other_slot_valid"] = r.other_slot_valid;
+        j["header"] = ferrite::cli::header_json(r.header);
+        if (!sound) {
+          j["error"] = "damaged-header-slot";
+          j["message"] = r.header.message;
+        }
+        if (!repaired.empty()) j["repaired"] = repaired;
       }
       std::cout << j.dump(2) << "\n";
-    } else if (r.ok) {
-      std::cout << o->path << ": ok (format " << r.format_version << ", generation " << r.generation
-                << (r.other_slot_valid ? "" : ", backup header slot invalid") << ")\n";
-    } else {
+    } else if (!r.ok) {
       std::fprintf(stderr, "%s\n", r.message.c_str());
+    } else if (!sound) {
+      std::fprintf(stderr, "%s: damaged: %s (ferrite check --repair repairs it now)\n", o->path.c_str(),
+                   r.header.message.c_str());
+    } else {
+      if (!repaired.empty()) std::cout << o->path << ": repaired: " << repaired << "\n";
+      std::cout << o->path << ": ok (format " << r.format_version << ", generation " << r.generation << ")\n";
+      if (!r.header.message.empty()) std::cout << o->path << ": note: " << r.header.message << "\n";
     }
-    throw ferrite::cli::Exit{r.ok ? 0 : 1};
+    throw ferrite::cli::Exit{sound ? 0 : 1};
   });
 }
 

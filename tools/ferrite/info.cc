@@ -12,6 +12,7 @@
 #include "ferrite/cli.h"
 #include "ferrite/pmem/layout.h"
 #include "ferrite/pmem/pool.h"
+#include "pool_header.h"
 
 namespace {
 
@@ -47,6 +48,7 @@ void setup_info(CLI::App* sub) {
       j["uuid"] = r.uuid;
       j["generation"] = r.generation;
       j["header_slot"] = r.header_slot;
+      j["header"] = ferrite::cli::header_json(r.header);
       j["chunk_size"] = fp::layout::kChunkSize;
       j["chunks_total"] = r.chunks_total;
       j["chunks_used"] = r.chunks_used;
@@ -70,6 +72,8 @@ void setup_info(CLI::App* sub) {
               << "media       " << fp::media_name(r.media) << "\n"
               << "uuid        " << r.uuid << "\n"
               << "generation  " << r.generation << " (header slot " << r.header_slot << ")\n"
+              << "header      " << fp::header_state_name(r.header.state)
+              << (r.header.message.empty() ? std::string(": both slots agree") : ": " + r.header.message) << "\n"
               << "heap        " << r.chunks_used << " of " << r.chunks_total << " chunks of "
               << (fp::layout::kChunkSize >> 10) << " KiB in use\n"
               << "roots       " << r.roots.size() << "\n";
@@ -110,7 +114,7 @@ void setup_create(CLI::App* sub) {
   auto o = std::make_shared<Opts>();
   sub->add_option("pool", o->path, "Pool file to create")->required();
   sub->add_option("--size", o->size, "Size, e.g. 64M, 1G (multiple of 4 KiB, >= 1M)");
-  sub->add_option("--base", o->base, "Base address (hex); default: first free default slot");
+  sub->add_option("--base", o->base, "Base address (hex); default: a random free position of Ferrite's address-space plan");
   sub->callback([o] {
     std::size_t size = 0;
     if (!parse_size(o->size, &size)) {

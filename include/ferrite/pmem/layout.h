@@ -13,10 +13,14 @@
 //   heap_offset       64 KiB * chunk_count heap chunks (heap_offset = 64 KiB aligned)
 //
 // Double header. The valid header is the slot whose magic, version and
-// checksum verify and whose generation is the highest. An update copies the
-// current header, increments the generation, writes the copy over the OTHER
-// slot, write-backs it and psyncs: a crash at any point leaves at least one
-// verifying slot (the old one, or the new one once complete).
+// checksum verify and whose generation is the highest (slot 0 on a tie). An
+// update copies the current header, increments the generation, writes the
+// copy over the OTHER slot, write-backs it and psyncs (the commit point),
+// then writes the same copy over the first slot and psyncs: at rest both
+// slots hold one generation, so a slot damaged at rest is repaired from its
+// twin at open; a crash at any point leaves at least one verifying slot
+// (the old one, or the new one once complete). docs/pool-format.md "The
+// double header" has the states open distinguishes (pool.h HeaderState).
 //
 // Thread safety: plain data; the pool serializes header updates.
 // Persistence invariants: (1) a chunk map entry is durable before any block

@@ -85,11 +85,23 @@ class PoolError : public std::runtime_error {
 enum class Media { kDax, kTmpfs, kFile };
 std::string_view media_name(Media m);
 
-// Address-space plan (not on media). Pools created without an explicit base
-// get the first free slot kDefaultBaseStart + i * kBaseStride, i < kBaseSlots.
-// Mirror's volatile replica of a pool at B lives at B + kReplicaOffset
-// (Pool::map_volatile_replica). Under ThreadSanitizer only the low 512 GiB of
-// the address space is application memory, so the plan is smaller there.
+// Address-space plan (not on media). The plan is kBaseSlots strides of
+// kBaseStride bytes from kDefaultBaseStart. A stride's lower half holds
+// pools, its upper half their Mirror volatile replicas: a pool at B has its
+// replica at B + kReplicaOffset (Pool::map_volatile_replica), in the same
+// stride, so no pool ever overlaps another pool's replica.
+//
+// Placement at create (PoolOptions::placement). kRandom (the default): a
+// random position of the plan, aligned to max(kPlacementAlign, the pool's
+// size rounded up to a power of two), whose pool and replica ranges are
+// free in this process — so pools created by different processes can be
+// open in one process together (docs/pool-format.md "Several pools in one
+// process": two pools of at most 1 GiB share a base with probability 1 in
+// 32,768; the second one then opens with kBaseUnavailable naming the
+// address, never a wrong mapping). kFirstFree: the first free stride start
+// (deterministic; the crash simulator's campaigns use it). Under
+// ThreadSanitizer only the low 512 GiB of the address space is application
+// memory, so the plan is smaller there.
 #if defined(__SANITIZE_THREAD__)
 inline constexpr std::uintptr_t kDefaultBaseStart = std::uintptr_t{0x10} << 32;   // 64 GiB
 inline constexpr std::uintptr_t kBaseStride = std::uintptr_t{16} << 30;           // 16 GiB
@@ -104,11 +116,21 @@ inline constexpr std::uintptr_t kReplicaOffset = std::uintptr_t{1} << 40;       
 // Largest pool: half a stride, so a pool and its replica never overlap the
 // next slot's pool.
 inline constexpr std::size_t kMaxPoolSize = kBaseStride / 2;
+// Random placement aligns bases to at least 1 GiB (the crash simulator keeps
+// a 1 GiB-aligned pool's page tables between images; huge pages align too).
+inline constexpr std::uintptr_t kPlacementAlign = std::uintptr_t{1} << 30;
+
+enum class BasePlacement {
+  kRandom,     // a random free position of the plan (default)
+  kFirstFree,  // the first free stride start (deterministic)
+};
 
 struct PoolOptions {
   persist::BackendConfig backend{};  // hardware by default
-  // Base address for create (0: pick a free slot in Ferrite's default range).
+  // Base address for create (0: chosen by `placement` from Ferrite's plan).
+  // It is recorded in the header: the pool maps there at every open.
   std::uintptr_t base = 0;
+  BasePlacement placement = BasePlacement::kRandom;
   // Number of per-thread heap arenas (thread ids in [0, arenas)), 1..4096.
   int arenas = 64;
   // open() (and open_or_create when it opens) runs recover() after
@@ -145,6 +167,38 @@ concept RootType = requires {
 
 class Pool;
 
+// The state of the two header slots, as open (or check_pool) found them
+// (docs/pool-format.md "The double header"). At rest both slots hold the
+// same generation; anything else is named here, and open repairs it (the
+// slot not in force is rewritten from the slot in force) before anything
+// else writes the pool.
+enum class HeaderState {
+  kInSync,     // both slots verify and hold the same generation
+  kCompleted,  // the other slot verifies but is older: a crash came after an
+               // update's commit point, before its second copy; nothing lost
+  kRepaired,   // the other slot does not verify and claims no newer
+               // generation: damaged at rest (or torn while being brought up
+               // to date); nothing lost
+  kFellBack,   // the other slot does not verify and claims a newer
+               // generation: an update torn by a crash before its commit
+               // point (that update never returned), or damage to the newer
+               // slot; the pool is at the older generation and the roots
+               // that differ are named
+};
+std::string_view header_state_name(HeaderState s);
+
+struct HeaderHealth {
+  HeaderState state = HeaderState::kInSync;
+  int slot = -1;                      // the slot in force (0 or 1)
+  std::uint64_t generation = 0;       // of the slot in force
+  std::uint64_t other_generation = 0; // the other slot's field, as it reads (maybe damaged)
+  std::string other_problem;          // why the other slot does not verify; "" if it does
+  // kFellBack: root names in the unverified newer slot but not in force,
+  // and the reverse (read from a slot that does not verify: best effort).
+  std::vector<std::string> roots_only_in_other, roots_only_in_force;
+  std::string message;                // one sentence; "" for kInSync
+};
+
 // What Pool::recover did. roots: named roots in the pool; roots_traced:
 // roots whose type's recover hook ran to completion; unknown_roots: roots
 // whose (type tag, type version) no hook is registered for in this program,
@@ -156,6 +210,7 @@ class Pool;
 // (a pool created by this process), or when the heap had been recovered
 // by hand before).
 struct RecoveryReport {
+  HeaderHealth header;  // the header slots as open found them (and repaired)
   std::size_t roots = 0;
   std::size_t roots_traced = 0;
   std::vector<std::string> unknown_roots;
@@ -290,6 +345,9 @@ class Pool {
   bool contains(const void* p, std::size_t n = 1) const;
   Heap& heap();
   std::uint64_t generation() const;  // of the header slot in force
+  // The header slots as open found them; open already repaired what it
+  // names (a pool this process created: kInSync).
+  const HeaderHealth& header_health() const;
 
   // Mirror's volatile replica: maps size() bytes of anonymous, zeroed,
   // private memory at base() + kReplicaOffset (MAP_FIXED_NOREPLACE) and
@@ -378,6 +436,7 @@ struct CheckReport {
   std::uint64_t chunks_total = 0, chunks_used = 0;
   int header_slot = -1;          // slot in force (0 or 1)
   bool other_slot_valid = false;  // the second slot verifies too
+  HeaderHealth header;            // what open would find (and repair)
 };
 CheckReport check_pool(const std::string& path);
 
