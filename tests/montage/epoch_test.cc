@@ -181,6 +181,7 @@ TEST(EpochSys, RecoveryKeepsSyncedPayloadsAndMovesTheEpochPastTheCrashedRun) {
     es->pnew<Val>(0, Val{99});  // after the sync: not old enough to persist
     ASSERT_TRUE(es->lin_cas(0, obj, 3, 4));
     old_epoch = es->epoch();
+    es->abandon();  // the "crash": the destructor syncs nothing
   }
   pool.reopen();
   auto* root = pool->root<fm::MontageRoot>("m");
@@ -235,6 +236,7 @@ TYPED_TEST(MSQueueOn, IsFifoAndRecoversWhatWasSynced) {
       EXPECT_EQ(q->dequeue(1), 7);
       EXPECT_EQ(q->dequeue(1), std::nullopt);
     }
+    q->abandon();  // the "crash": the destructor syncs nothing
   }
   if constexpr (kPersistent<Q>) {
     auto q = restart<Q>(pool, "q", 2, manual());

@@ -55,6 +55,13 @@
 // are made by the calling thread (why one: internal/kv_payload.h).
 // Rebuilding needs no pool writes; a crash during it (or during the epoch
 // system's recovery, which is idempotent) recovers the same state.
+//
+// Durability (what a user can count on): a crash loses at most the
+// operations of the last two epochs (call sync() to make them durable); a
+// clean close or destruction syncs — the destructor (also through a
+// std::unique_ptr at a normal exit) runs the epoch system's sync(), so
+// every operation that returned before it is kept. abandon() skips that
+// (tests that simulate a crash in-process).
 #pragma once
 
 #include <algorithm>
@@ -121,6 +128,7 @@ class Bst {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kBst))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a BST");
+    Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto t = std::unique_ptr<Bst>(new Bst(threads, bo));
     std::vector<PBlk*> kept;
     t->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
@@ -224,6 +232,9 @@ class Bst {
   }
 
   void sync() { es_->sync(); }
+  // A simulated crash for tests: destruction then syncs nothing (the
+  // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
+  void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).

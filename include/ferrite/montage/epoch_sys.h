@@ -21,6 +21,21 @@
 // (buffered durable linearizability). sync() advances the epoch twice, so
 // everything that completed before it is durable when it returns.
 //
+// What a user can count on. A crash loses at most the operations of the
+// last two epochs (call sync() to make them durable); a clean close or
+// destruction syncs. The destructor of EpochSys — and so of every
+// structure built on it (queue, hash map, split-ordered map, BST, skip
+// list), including through a std::unique_ptr at a normal exit — stops the
+// advancer and runs sync(): every operation completed before the
+// destruction is durable. Only abandon() (a test that simulates a crash
+// in-process) skips it; a process that dies without running destructors
+// (a signal, _exit, a crash) is a crash.
+//
+// Threads. `threads` at create is the system's capacity, recorded in the
+// root (MontageRoot::max_threads): attach accepts any count in [1, that
+// capacity] (the descriptors of the other threads are recovered all the
+// same); above it attach throws std::invalid_argument naming both numbers.
+//
 // Thread safety. Every member taking `tid` may be called concurrently for
 // distinct thread ids in [0, max_threads); one id, one thread at a time.
 // load/cas/store on CASObj, advance, sync: any thread. Recovery (attach)
@@ -99,6 +114,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -242,8 +258,7 @@ class EpochSys {
   static std::unique_ptr<EpochSys> attach(pmem::Pool& pool, MontageRoot* root, int threads,
                                           std::vector<PBlk*>* kept, const EpochOptions& opt = {},
                                           RecoveryStats* stats = nullptr) {
-    check_threads(threads);
-    if (root->magic != kRootMagic) throw std::runtime_error("montage: root has a bad magic");
+    check_attach(root, threads);
     RecoveryStats st;
     std::vector<std::vector<PBlk*>> free_blocks(kClasses);
     const std::uint64_t run = recover(pool, root, kept, &free_blocks, &st, std::max(1, opt.recovery_threads));
@@ -258,7 +273,41 @@ class EpochSys {
     return es;
   }
 
-  ~EpochSys() { stop_advancer(); }
+  // A clean close: the advancer stops, then sync() makes every completed
+  // operation durable (unless abandon() was called). Operations must have
+  // returned; the pool must still be open.
+  // What attach refuses before it touches anything (structures call it
+  // before they build their DRAM side): a thread count outside [1,
+  // kMaxThreads] or above the root's capacity (the creation's count; a
+  // root without one, 0, has no bound but kMaxThreads), a bad magic.
+  static void check_attach(const MontageRoot* root, int threads) {
+    check_threads(threads);
+    if (root->magic != kRootMagic) throw std::runtime_error("montage: root has a bad magic");
+    if (root->max_threads != 0 && static_cast<std::uint64_t>(threads) > root->max_threads)
+      throw std::invalid_argument("montage: attach for " + std::to_string(threads) +
+                                  " threads, but the structure was created for at most " +
+                                  std::to_string(root->max_threads) +
+                                  " (its thread capacity: create it with more to use more)");
+  }
+
+  ~EpochSys() {
+    stop_advancer();
+    if (abandoned_) return;
+    try {
+      // PERSIST: two advances write back every thread's to-be-persisted
+      // buffers and descriptor, then the epoch reached (sync's P3): a
+      // restart finds every operation that returned before the close.
+      sync();
+    } catch (const std::exception& e) {
+      // sync issues only write-backs and fences on the pool's mapping: no
+      // failure is known. Never let one escape a destructor.
+      std::fprintf(stderr, "montage: sync at close failed: %s\n", e.what());
+    }
+  }
+  // Drops this run as a crash would: the destructor then frees DRAM only
+  // and syncs nothing (the last two epochs' operations may be lost). For
+  // tests that simulate a crash without a second process.
+  void abandon() { abandoned_ = true; }
   EpochSys(const EpochSys&) = delete;
   EpochSys& operator=(const EpochSys&) = delete;
 
@@ -1052,6 +1101,7 @@ class EpochSys {
   std::mutex adv_mu_;
   std::condition_variable adv_cv_;
   bool adv_stop_ = false;
+  bool abandoned_ = false;
 };
 
 inline const bool kMontageRootRegistered =

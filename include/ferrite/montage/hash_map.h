@@ -38,6 +38,13 @@
 // attach throws). The index's nodes are made by the calling thread and
 // linked in EpochOptions::recovery_threads threads, each owning a disjoint
 // range of buckets (rebuild()).
+//
+// Durability (what a user can count on): a crash loses at most the
+// operations of the last two epochs (call sync() to make them durable); a
+// clean close or destruction syncs — the destructor (also through a
+// std::unique_ptr at a normal exit) runs the epoch system's sync(), so
+// every operation that returned before it is kept. abandon() skips that
+// (tests that simulate a crash in-process).
 #pragma once
 
 #include <algorithm>
@@ -105,6 +112,7 @@ class HashMap {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kHashMap))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a hash map");
+    Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto m = std::unique_ptr<HashMap>(new HashMap(threads, hm));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
@@ -179,6 +187,9 @@ class HashMap {
   }
 
   void sync() { es_->sync(); }
+  // A simulated crash for tests: destruction then syncs nothing (the
+  // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
+  void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).

@@ -31,6 +31,13 @@
 //
 // Memory: DRAM nodes are reclaimed with epoch-based reclamation
 // (sync/ebr.h); freeing a node pdeletes the payload it carried.
+//
+// Durability (what a user can count on): a crash loses at most the
+// operations of the last two epochs (call sync() to make them durable); a
+// clean close or destruction syncs — the destructor (also through a
+// std::unique_ptr at a normal exit) runs the epoch system's sync(), so
+// every operation that returned before it is kept. abandon() skips that
+// (tests that simulate a crash in-process).
 #pragma once
 
 #include <algorithm>
@@ -88,6 +95,7 @@ class MSQueue {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kQueue))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a queue");
+    Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
     std::vector<PBlk*> kept;
     q->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
@@ -162,6 +170,9 @@ class MSQueue {
   }
 
   void sync() { es_->sync(); }
+  // A simulated crash for tests: destruction then syncs nothing (the
+  // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
+  void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
   // Front to back (quiescent only).

@@ -65,6 +65,13 @@
 // and the towers are made by the calling thread (why one:
 // internal/kv_payload.h). No pool writes: a crash during it recovers the
 // same.
+//
+// Durability (what a user can count on): a crash loses at most the
+// operations of the last two epochs (call sync() to make them durable); a
+// clean close or destruction syncs — the destructor (also through a
+// std::unique_ptr at a normal exit) runs the epoch system's sync(), so
+// every operation that returned before it is kept. abandon() skips that
+// (tests that simulate a crash in-process).
 #pragma once
 
 #include <algorithm>
@@ -134,6 +141,7 @@ class SkipList {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kSkipList))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a skip list");
+    Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
     std::vector<PBlk*> kept;
     l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
@@ -232,6 +240,9 @@ class SkipList {
   }
 
   void sync() { es_->sync(); }
+  // A simulated crash for tests: destruction then syncs nothing (the
+  // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
+  void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).

@@ -81,6 +81,13 @@
 // threads (sorted chunks, then merged), then the nodes are made and linked
 // in list order by the calling thread. No pool writes: a crash during it
 // recovers the same.
+//
+// Durability (what a user can count on): a crash loses at most the
+// operations of the last two epochs (call sync() to make them durable); a
+// clean close or destruction syncs — the destructor (also through a
+// std::unique_ptr at a normal exit) runs the epoch system's sync(), so
+// every operation that returned before it is kept. abandon() skips that
+// (tests that simulate a crash in-process).
 #pragma once
 
 #include <algorithm>
@@ -157,6 +164,7 @@ class SplitOrderedMap {
     auto* root = pool.root<MontageRoot>(name);
     if (root->kind != static_cast<std::uint64_t>(Kind::kSplitOrdered))
       throw std::runtime_error("montage: root '" + std::string(name) + "' is not a split-ordered hash table");
+    Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
@@ -250,6 +258,9 @@ class SplitOrderedMap {
   }
 
   void sync() { es_->sync(); }
+  // A simulated crash for tests: destruction then syncs nothing (the
+  // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
+  void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
   // The current number of buckets (a power of two) and of keys (approximate

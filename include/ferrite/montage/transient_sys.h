@@ -173,6 +173,7 @@ class TransientSys {
   bool lin_cas(int, CASObj& o, std::uint64_t expected, std::uint64_t desired) { return cas(o, expected, desired); }
   void abort_op(int) {}
   void sync() {}
+  void abandon() {}  // nothing persists: nothing to skip at destruction
 
  private:
   static constexpr std::size_t kDramSlabBytes = std::size_t{64} << 10;
