@@ -43,8 +43,21 @@
 // seq's parity). Do not mix a structure's seq-less convenience overloads
 // with Detectable on the same structure.
 //
+// Thread capacity. The thread count given at creation is a capacity (at
+// most kMaxThreads = 64): the root holds that many lines. attach asks for
+// any 1 <= threads <= the capacity (more throws, naming both numbers), as
+// the structures do (PBcomb's and PWFcomb's "Thread capacity"): begin takes
+// ids in [0, threads), pending/last_seq any id below the capacity. A run
+// attached for fewer threads than an earlier one leaves the pending
+// operations of the ids >= threads where they are: nothing drops them, a
+// later run with that many threads recovers them as usual, and this run may
+// recover them itself — Detectable::recover(tid) for one id,
+// recover_unattached() for every id in [threads, capacity) (completes each
+// that had not taken effect; for a completed one answers its response again).
+//
 // Thread safety: begin/complete/recover/pending for distinct threads may run
-// concurrently; one thread handle runs one operation at a time.
+// concurrently; one thread handle runs one operation at a time (recovering
+// an id >= threads counts as that id's operation).
 #pragma once
 
 #include <algorithm>
@@ -57,6 +70,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ferrite/op.h"
 #include "ferrite/persist/persist.h"
@@ -98,18 +113,28 @@ static_assert(offsetof(OpLogRoot, lines) == 64);
 
 class OpLog {
  public:
+  // `threads` is the log's capacity: later attaches may ask for fewer.
   static OpLog create(pmem::Pool& pool, std::string_view name, int threads) {
     if (threads <= 0 || threads > OpLogRoot::kMaxThreads)
-      throw std::invalid_argument("OpLog: threads must be in [1, 64]");
-    return OpLog(pool.create_root<OpLogRoot>(name, threads), threads);
+      throw std::invalid_argument("OpLog: threads must be in [1, " + std::to_string(OpLogRoot::kMaxThreads) +
+                                  "], got " + std::to_string(threads));
+    auto* r = pool.create_root<OpLogRoot>(name, threads);
+    return OpLog(r, threads, threads);
   }
+  // Any 1 <= threads <= the capacity the log was created for.
   static OpLog attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* r = pool.root<OpLogRoot>(name);
-    if (r->threads != static_cast<std::uint32_t>(threads))
-      throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for " +
-                                  std::to_string(r->threads) + " threads, attach asked for " +
-                                  std::to_string(threads));
-    return OpLog(r, threads);
+    if (r->threads == 0 || r->threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
+      throw std::runtime_error("OpLog '" + std::string(name) + "': corrupt root (thread capacity " +
+                               std::to_string(r->threads) + ")");
+    if (threads <= 0)
+      throw std::invalid_argument("OpLog '" + std::string(name) + "': attach asked for " +
+                                  std::to_string(threads) + " threads; it takes at least 1");
+    if (static_cast<std::uint32_t>(threads) > r->threads)
+      throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for at most " +
+                                  std::to_string(r->threads) + " threads; attach asked for " +
+                                  std::to_string(threads) + " — create the log with a larger capacity");
+    return OpLog(r, threads, static_cast<int>(r->threads));
   }
   static OpLog open_or_create(pmem::Pool& pool, std::string_view name, int threads) {
     return pool.has_root(name) ? attach(pool, name, threads) : create(pool, name, threads);
@@ -120,6 +145,7 @@ class OpLog {
   // Persists (seq = last + 1, op, arg, arg2) for tid; returns seq. Call it
   // right before invoking the operation with that seq.
   std::uint64_t begin(int tid, std::uint32_t op, std::int64_t arg, std::int64_t arg2 = 0) {
+    check_attached(tid);
     auto& line = line_of(tid);
     const std::uint64_t seq = last_seq(tid) + 1;
     OpRecord& r = line.slot[seq % 2];
@@ -139,7 +165,8 @@ class OpLog {
     return begin(tid, static_cast<std::uint32_t>(o.kind), o.arg, o.arg2);
   }
 
-  // The latest record of tid (nullopt if tid never began an operation).
+  // The latest record of tid (nullopt if tid never began an operation);
+  // tid may be any id below max_threads().
   std::optional<OpRecord> pending(int tid) const {
     const auto& line = line_of(tid);
     const OpRecord& a = line.slot[0];
@@ -152,19 +179,28 @@ class OpLog {
     const auto& line = line_of(tid);
     return std::max(line.slot[0].seq, line.slot[1].seq);
   }
+  // The threads attached for (begin's ids) and the capacity (pending's).
   int threads() const { return n_; }
+  int max_threads() const { return cap_; }
   const void* root() const { return root_; }
 
  private:
-  OpLog(OpLogRoot* r, int n) : root_(r), n_(n) {}
+  OpLog(OpLogRoot* r, int n, int cap) : root_(r), n_(n), cap_(cap) {}
+  void check_attached(int tid) const {
+    if (tid >= n_ && tid < cap_)
+      throw std::out_of_range("OpLog: thread id " + std::to_string(tid) + " outside [0, " + std::to_string(n_) +
+                              ") (attached for " + std::to_string(n_) + " of its " + std::to_string(cap_) +
+                              " threads; pending takes any id below " + std::to_string(cap_) + ")");
+  }
   OpLogRoot::Line& line_of(int tid) const {
-    if (tid < 0 || tid >= n_)
+    if (tid < 0 || tid >= cap_)
       throw std::out_of_range("OpLog: thread id " + std::to_string(tid) + " outside [0, " +
-                              std::to_string(n_) + ")");
+                              std::to_string(cap_) + ")");
     return root_->lines[tid];
   }
   OpLogRoot* root_;
-  int n_;
+  int n_;    // the threads attached for: begin's ids [0, n_)
+  int cap_;  // the root's capacity: pending/last_seq's ids [0, cap_)
 };
 
 inline const bool kOpLogRootRegistered = pmem::register_root_type<OpLogRoot>(&OpLog::recover_root);
@@ -205,11 +241,26 @@ class Detectable {
   // none), completed if it had not taken effect, with its response. Calling
   // it for an operation that had completed is fine: it answers the same
   // response again. Idempotent.
-  std::optional<Recovered> recover(const Thread& t) {
-    const auto rec = log_->pending(id(t));
+  std::optional<Recovered> recover(const Thread& t) { return recover(id(t)); }
+  // The same for thread id tid, any id below the log's capacity: also one
+  // no handle of this run holds (tid >= the threads attached for), whose
+  // pending operation a wider earlier run left. The caller must be the
+  // only one running an operation of tid.
+  std::optional<Recovered> recover(int tid) {
+    const auto rec = log_->pending(tid);
     if (!rec) return std::nullopt;
     const op::Op o = to_op(*rec);
-    return Recovered{rec->seq, o, s_->recover(id(t), rec->seq, o)};
+    return Recovered{rec->seq, o, s_->recover(tid, rec->seq, o)};
+  }
+  // recover(tid) for every id in [threads, capacity) of the log with a
+  // record: the ids this run (attached for fewer threads) gives no handle.
+  // Run it before those ids' slots are used again; not concurrent with
+  // itself.
+  std::vector<std::pair<int, Recovered>> recover_unattached() {
+    std::vector<std::pair<int, Recovered>> out;
+    for (int tid = log_->threads(); tid < log_->max_threads(); ++tid)
+      if (auto r = recover(tid)) out.emplace_back(tid, *r);
+    return out;
   }
 
  private:

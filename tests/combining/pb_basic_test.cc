@@ -8,6 +8,7 @@
 #include <queue>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "ferrite/combining/atomic_float.h"
@@ -386,6 +387,57 @@ TEST(OpLog, BeginPersistsAndPendingReturnsLatest) {
   EXPECT_EQ(p1->arg, 9);
   EXPECT_THROW(fc::OpLog::attach(*tp, "log", 3), std::invalid_argument);
   EXPECT_THROW(log.begin(2, OpCode::kEnqueue, 1), std::out_of_range);
+}
+
+// The thread count at creation is a capacity: attach asks for any 1..n;
+// begin takes the attach's ids, pending every id of the capacity (a wider
+// run's pending operation stays readable); more than n throws naming both.
+TEST(OpLog, AttachesForFewerThreadsThanItsCapacity) {
+  TempPool tp("oplog-cap");
+  {
+    auto log = fc::OpLog::create(*tp, "log", 8);
+    EXPECT_EQ(log.threads(), 8);
+    EXPECT_EQ(log.max_threads(), 8);
+    EXPECT_EQ(log.begin(0, OpCode::kEnqueue, 1), 1u);
+    EXPECT_EQ(log.begin(5, OpCode::kEnqueue, 55), 1u);
+    EXPECT_EQ(log.begin(5, OpCode::kDequeue, 0), 2u);
+    EXPECT_EQ(log.begin(7, OpCode::kEnqueue, 77), 1u);
+  }
+  tp.reopen();
+  for (const int n : {4, 1}) {
+    auto log = fc::OpLog::attach(*tp, "log", n);
+    EXPECT_EQ(log.threads(), n);
+    EXPECT_EQ(log.max_threads(), 8);
+    const auto p5 = log.pending(5);
+    ASSERT_TRUE(p5.has_value());
+    EXPECT_EQ(p5->seq, 2u);
+    EXPECT_EQ(p5->op, static_cast<std::uint32_t>(OpCode::kDequeue));
+    EXPECT_EQ(log.last_seq(7), 1u);
+    EXPECT_EQ(log.pending(7)->arg, 77);
+    EXPECT_EQ(log.pending(6), std::nullopt);
+    EXPECT_THROW(log.begin(n, OpCode::kEnqueue, 1), std::out_of_range);
+    EXPECT_THROW(log.begin(5, OpCode::kEnqueue, 1), std::out_of_range);
+    EXPECT_THROW(log.pending(8), std::out_of_range);
+    EXPECT_EQ(log.begin(0, OpCode::kEnqueue, n), n == 4 ? 2u : 3u);
+  }
+  try {
+    (void)fc::OpLog::attach(*tp, "log", 9);
+    ADD_FAILURE() << "attach for 9 threads of a log created for 8 did not throw";
+  } catch (const std::invalid_argument& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("at most 8 threads"), std::string::npos) << w;
+    EXPECT_NE(w.find("asked for 9"), std::string::npos) << w;
+  }
+  EXPECT_THROW(fc::OpLog::attach(*tp, "log", 0), std::invalid_argument);
+  // The limit of 64 (kMaxThreads) is a capacity too.
+  EXPECT_THROW(fc::OpLog::create(*tp, "wide", 65), std::invalid_argument);
+  {
+    auto log = fc::OpLog::create(*tp, "wide", 64);
+    EXPECT_EQ(log.begin(63, OpCode::kPush, 6), 1u);
+  }
+  auto wide = fc::OpLog::attach(*tp, "wide", 1);
+  EXPECT_EQ(wide.pending(63)->arg, 6);
+  EXPECT_THROW(fc::OpLog::attach(*tp, "wide", 65), std::invalid_argument);
 }
 
 }  // namespace pb_basic_test

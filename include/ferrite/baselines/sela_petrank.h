@@ -40,7 +40,10 @@
 //
 // Thread safety: lock-free; enqueue/try_dequeue concurrently for distinct
 // tids in [0, max_threads). Volatile nodes and their slots are reclaimed
-// through EBR (the paper uses ssmem's epochs).
+// through EBR (the paper uses ssmem's epochs). The max_threads of the run
+// that created the queue is its capacity (the per-thread lines): a later
+// run may attach with any max_threads up to it (more throws, naming both);
+// recovery scans every line of the capacity, whatever the attach asked for.
 //
 // Invariants: (1) indices along the volatile list increase by one from the
 // dummy; (2) a slot is reused only after its node was passed by head and the
@@ -283,8 +286,9 @@ class QueueBase {
       root_ = pool.root<Root>(name);
       lines_ = lines_of(root_);
       if (lines_ != nullptr && lines_->count < static_cast<std::uint64_t>(max_threads))
-        throw std::invalid_argument(std::string(Derived::kName) + ": created for " + std::to_string(lines_->count) +
-                                    " threads, attached with " + std::to_string(max_threads));
+        throw std::invalid_argument(std::string(Derived::kName) + ": created for at most " +
+                                    std::to_string(lines_->count) + " threads; attach asked for " +
+                                    std::to_string(max_threads) + " — create the queue with a larger capacity");
       attached_ = lines_ != nullptr;
     } else {
       root_ = pool.create_root<Root>(name);  // zeroed and durable: threads == null

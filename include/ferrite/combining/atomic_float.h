@@ -8,7 +8,10 @@
 // protocol-neutral (no persistence of its own), so the PWF helper may reuse
 // it: apply_one() is the whole sequential semantics.
 //
-// Thread safety: PBAtomicFloat::mul/read are safe from distinct thread ids.
+// Thread safety: PBAtomicFloat::mul/read are safe from distinct thread ids
+// in [0, threads) of the attach; recover takes any id below the capacity n
+// it was created for (attach asks for any 1..n threads; PBcomb's "Thread
+// capacity").
 // Persistence: everything is in the StateRec (state self-contained); PBcomb
 // persists it (Alg. 2 l.22–27). Recovery: the pool keeps the two StateRecs
 // when it opens (PBAtomicFloatRoot's registered hook, recover_root), then

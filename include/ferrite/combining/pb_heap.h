@@ -8,7 +8,10 @@
 // insert(k) (answers kFullWord when full), delete_min(), get_min().
 //
 // Thread safety: insert/delete_min/get_min/recover are safe from distinct
-// thread ids in [0, n) concurrently (one operation per id at a time).
+// thread ids concurrently (one operation per id at a time): the operations
+// take ids in [0, threads) of the attach, recover any id below the thread
+// capacity n the heap was created for (attach asks for any 1..n threads;
+// PBcomb's "Thread capacity"; the key capacity is another number).
 //
 // Invariants: keys[0..size) is a min-heap; keys beyond size are garbage and
 // never read.

@@ -8,7 +8,10 @@
 // in the persistent root.
 //
 // Thread safety: enqueue/dequeue/recover are safe from distinct thread ids
-// in [0, n) concurrently (one operation per id at a time).
+// concurrently (one operation per id at a time): enqueue/dequeue take ids in
+// [0, threads) of the attach, recover any id below the capacity n the queue
+// was created for (an attach may ask for fewer threads than n, never more;
+// PBcomb's "Thread capacity"). The free lists are per slot of the capacity.
 //
 // Invariants.
 //  * oldTail (volatile) is the last node whose enqueue round is durable:
@@ -43,6 +46,7 @@
 // empty. recover(tid, seq, op, v) for a pending operation (l.75–84).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -405,6 +409,10 @@ class PBQueue {
   PBQueue(pmem::Pool& pool, PBQueueRoot* root, int threads)
       : pool_(&pool), root_(root), sh_(), eobj_(init_shared(&sh_, pool, root, threads)), dobj_(&sh_),
         enq_(&root->enq, &eobj_, threads), deq_(&root->deq, &dobj_, threads) {
+    // One free list per slot of the capacity (validated by the combiners
+    // above): a recovered operation of an id >= threads combines and
+    // recycles too.
+    sh_.free.resize(static_cast<std::size_t>(std::max(enq_.max_threads(), deq_.max_threads())));
     // Alg. 7 l.73–74: oldTail := the durable Tail.
     sh_.old_tail->store(tail(), std::memory_order_release);
   }

@@ -23,8 +23,10 @@
 // the cached value write back the record's line only (1 pwb, no pfence),
 // and a run of pushes creates one node per push after the first, as before.
 //
-// Thread safety: push/pop/recover are safe from distinct thread ids in
-// [0, n) concurrently (one operation per id at a time).
+// Thread safety: push/pop/recover are safe from distinct thread ids
+// concurrently (one operation per id at a time): push/pop take ids in [0,
+// threads) of the attach, recover any id below the capacity n the stack was
+// created for (attach asks for any 1..n threads; PBcomb's "Thread capacity").
 //
 // Invariants. Nodes reachable from the current state's top are never
 // written. A node removed by a pop is recycled (recycling stack, volatile)

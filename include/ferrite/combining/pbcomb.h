@@ -13,7 +13,16 @@
 // any CAS (Alg. 2 l.10–13).
 //
 // Thread safety: apply/recover may be called concurrently by distinct
-// thread ids in [0, n); one thread id must not run two operations at once.
+// thread ids; one thread id must not run two operations at once.
+//
+// Thread capacity. The n given at creation is a capacity: the records hold
+// n (response, tag) entries and the combiner scans n request slots. A later
+// attach may ask for any 1 <= threads <= n (more throws, naming both
+// numbers); apply then takes ids in [0, threads), while recover (and
+// applied/response) take any id in [0, n): a thread of an earlier, wider
+// run may have left a pending operation, and whoever recovers it for that
+// id is served like any other thread (its slot exists; the combiner scans
+// every slot, so a recovered request of an id >= threads is combined too).
 //
 // Two round designs (PBCombRoot::design, chosen at compile time):
 //  * stamped (the default, Ferrite's): each StateRec carries a round stamp
@@ -120,6 +129,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -524,15 +534,24 @@ class PBComb {
 
   // Attaches to a formatted instance (fresh or after a restart: the
   // volatile part starts from its initial values, Request valid bits 0).
+  // `threads` may be fewer than the capacity the instance was created for
+  // (root->threads); everything persistent or scanned is sized by the
+  // capacity (n_), only apply's ids by `threads`.
   PBComb(PBCombRoot* root, Policy* policy, int threads)
-      : root_(root), pol_(policy), n_(threads) {
-    if (threads <= 0 || static_cast<std::uint32_t>(threads) != root->threads)
-      throw std::invalid_argument("PBcomb: structure was created for " +
-                                  std::to_string(root->threads) + " threads, attach asked for " +
-                                  std::to_string(threads));
+      : root_(root), pol_(policy), n_(static_cast<int>(root->threads)), attached_(threads) {
+    if (threads <= 0)
+      throw std::invalid_argument("PBcomb: attach asked for " + std::to_string(threads) +
+                                  " threads; it takes at least 1");
+    if (root->threads == 0 || root->threads > static_cast<std::uint32_t>(std::numeric_limits<int>::max()))
+      throw std::invalid_argument("PBcomb: corrupt persistent root (thread capacity " +
+                                  std::to_string(root->threads) + ")");
+    if (static_cast<std::uint32_t>(threads) > root->threads)
+      throw std::invalid_argument("PBcomb: structure was created for at most " + std::to_string(root->threads) +
+                                  " threads; attach asked for " + std::to_string(threads) +
+                                  " — create the structure with a larger capacity");
     if (root->tag_kind != static_cast<std::uint32_t>(kTag))
       throw std::invalid_argument("PBcomb: persistent tag kind does not match the structure");
-    layout_ = layout_for(*policy, threads);
+    layout_ = layout_for(*policy, n_);
     if (root->state_bytes != layout_.state_bytes || root->rec_bytes < layout_.total())
       throw std::invalid_argument("PBcomb: persistent state size does not match the structure");
     if (root->design != kDesign)
@@ -551,16 +570,19 @@ class PBComb {
       if (c < 0) throw std::invalid_argument("PBcomb: corrupt persistent root (no StateRec verifies)");
       root->mindex.store(static_cast<std::uint64_t>(c), std::memory_order_relaxed);
     }
-    requests_ = std::vector<RequestSlot>(static_cast<std::size_t>(threads));
-    next_seq_ = std::vector<sync::CachePadded<std::uint64_t>>(static_cast<std::size_t>(threads));
+    // Every slot of the capacity: a recovered request of an id >= threads
+    // is announced, scanned and served like the others.
+    const auto slots = static_cast<std::size_t>(n_);
+    requests_ = std::vector<RequestSlot>(slots);
+    next_seq_ = std::vector<sync::CachePadded<std::uint64_t>>(slots);
     line_dirty_.assign((layout_.total() + persist::kCacheLine - 1) / persist::kCacheLine, 0);
     ranges_.resize(line_dirty_.size() + 1);
-    prev_served_.reserve(static_cast<std::size_t>(threads));
-    active_.resize(static_cast<std::size_t>(threads));
-    active_tag_.resize(static_cast<std::size_t>(threads));
-    resp_.resize(static_cast<std::size_t>(threads));
+    prev_served_.reserve(slots);
+    active_.resize(slots);
+    active_tag_.resize(slots);
+    resp_.resize(slots);
     const RecView cur = current();
-    for (int q = 0; q < threads; ++q) next_seq_[static_cast<std::size_t>(q)].value = cur.tag(q) + 1;
+    for (int q = 0; q < n_; ++q) next_seq_[static_cast<std::size_t>(q)].value = cur.tag(q) + 1;
     // The combiners' DRAM image of the current record (see combine()).
     shadow_buf_.assign((layout_.total() + 7) / 8, 0);
     std::memcpy(shadow_buf_.data(), cur.base, layout_.total());
@@ -582,7 +604,11 @@ class PBComb {
   PBComb(const PBComb&) = delete;
   PBComb& operator=(const PBComb&) = delete;
 
-  int threads() const { return n_; }
+  // The thread count this handle was attached for (apply's ids: [0,
+  // threads())) and the capacity the instance was created for (recover's
+  // ids: [0, max_threads())).
+  int threads() const { return attached_; }
+  int max_threads() const { return n_; }
 
   // Alg. 1 PBcomb(func, args, seq): runs (op, arg) as thread tid with the
   // caller's sequence number (seq's low bit alternates per request on this
@@ -612,8 +638,10 @@ class PBComb {
   // Alg. 1 Recover(func, args, seq): for the operation (tid, seq) that was
   // pending at a crash. Completes it if it had not taken effect; returns its
   // response either way. Idempotent (a crash during recovery re-invokes it).
+  // tid may be any id of the capacity, also one >= threads() (a pending
+  // operation of a wider run).
   std::uint64_t recover(int tid, std::uint64_t seq, OpCode op, std::int64_t arg) {
-    check_tid(tid);
+    check_slot(tid);
     next_seq_[static_cast<std::size_t>(tid)].value = seq + 1;
     // l.3: re-announce with seq's tag and the valid bit set.
     requests_[static_cast<std::size_t>(tid)].announce(op, arg, seq);
@@ -639,10 +667,21 @@ class PBComb {
   void reset_stats() { stats_.reset(); }
 
  private:
+  // apply's ids: those of the threads attached for.
   void check_tid(int tid) const {
+    if (tid < 0 || tid >= attached_)
+      throw std::out_of_range("PBcomb: thread id " + std::to_string(tid) + " not in [0, " +
+                              std::to_string(attached_) + ")" +
+                              (tid >= attached_ && tid < n_
+                                   ? " (attached for " + std::to_string(attached_) + " of its " + std::to_string(n_) +
+                                         " threads; recover takes any id below " + std::to_string(n_) + ")"
+                                   : std::string()));
+  }
+  // recover's ids: every slot of the capacity.
+  void check_slot(int tid) const {
     if (tid < 0 || tid >= n_)
       throw std::out_of_range("PBcomb: thread id " + std::to_string(tid) + " not in [0, " +
-                              std::to_string(n_) + ")");
+                              std::to_string(n_) + ") (the structure's thread capacity)");
   }
 
   RecView view(std::uint64_t i) const { return RecView{static_cast<char*>(root_->rec[i]), &layout_}; }
@@ -960,7 +999,8 @@ class PBComb {
 
   PBCombRoot* root_;
   Policy* pol_;
-  int n_;
+  int n_;         // the capacity (root->threads): the records' entries, the request slots
+  int attached_;  // the threads attached for: apply's ids [0, attached_)
   RecLayout layout_;
   std::vector<RequestSlot> requests_;  // Request[0..n-1] (volatile)
   std::vector<sync::CachePadded<std::uint64_t>> next_seq_;  // owner-only

@@ -5,7 +5,10 @@
 // State: one double v (initially 1.0, common with PBAtomicFloat). mul(k):
 // v := v * k, returns the old v. read(): a wait-free validated snapshot.
 //
-// Thread safety: mul/recover/read are safe from distinct thread ids in [0, n).
+// Thread safety: mul/recover/read are safe from distinct thread ids: mul/read
+// take ids in [0, threads) of the attach, recover_* any id below the capacity
+// n it was created for (attach asks for any 1..n threads; PWFcomb's "Thread
+// capacity").
 // Invariants and persistence: those of PWFcomb (pwfcomb.h); the whole state is
 // inside the StateRec, so there is nothing else to persist.
 // Recovery: attach() (durable linearizability); recover(tid, seq, k) for an

@@ -11,7 +11,9 @@
 // copied, written and written back per round (persistence principle 1).
 //
 // Thread safety: insert/delete_min/get_min/recover_* are safe from distinct
-// thread ids in [0, n).
+// thread ids: the operations take ids in [0, threads) of the attach,
+// recover_* any id below the thread capacity n the heap was created for
+// (attach asks for any 1..n threads; PWFcomb's "Thread capacity").
 // Invariants: key[0..size) is a binary min-heap; size <= capacity.
 // Recovery: the state is self-contained; the pool's recovery (at open,
 // pmem::Pool::recover) keeps the StateRecs through PWFHeapRoot's registered

@@ -14,8 +14,10 @@
 //     enqueue combiner then continues from (last, ∅, ∅).
 //   ID state: head (the dummy).
 //
-// Thread safety: enqueue/dequeue/recover_* are safe from distinct thread ids
-// in [0, n). Tags: both instances use full-seq tags (kSeqTags): a thread's seq
+// Thread safety: enqueue/dequeue/recover_* are safe from distinct thread ids:
+// enqueue/dequeue take ids in [0, threads) of the attach, recover_* any id
+// below the capacity n the queue was created for (attach asks for any 1..n
+// threads; PWFcomb's "Thread capacity"). Tags: both instances use full-seq tags (kSeqTags): a thread's seq
 // advances on the other instance too, so its parity on one instance does not
 // alternate.
 //
@@ -221,7 +223,8 @@ class PWFDeqObject {
     } else {
       const std::uint64_t tag = e.tag_now(p);
       const std::uint64_t seq = (tag & pwf_queue_detail::kProbeSeqBit) != 0 ? tag + 1 : (pwf_queue_detail::kProbeSeqBit | 1u);
-      limit = e.apply(p, seq, pwf_queue_detail::kProbe, 0);
+      // apply_slot: p may be a recovered id >= the attach's thread count.
+      limit = e.apply_slot(p, seq, pwf_queue_detail::kProbe, 0);
       s_e = 0;  // the probe's state is durable already: no ensure_durable below
     }
     bool durable = false;
@@ -379,7 +382,7 @@ class PWFQueue {
 
  private:
   PWFQueue(pmem::Pool& pool, PWFQueueRoot* root, int n, PWFOptions opts)
-      : eobj_(pool, n), enq_(pool, &root->enq, n, eobj_, opts), enq_ptr_(&enq_), dobj_(&enq_ptr_),
+      : eobj_(pool, pwf_capacity(root->enq, n)), enq_(pool, &root->enq, n, eobj_, opts), enq_ptr_(&enq_), dobj_(&enq_ptr_),
         deq_(pool, &root->deq, n, dobj_, opts) {}
   // Recovery: make the list exactly the durable IE state. The connecting
   // pointer tail->next := first may be missing (a dequeuer's link is not

@@ -9,8 +9,10 @@
 // then the remaining pushes (nodes from its own free list or arena) and pops
 // — writes back the new nodes, then its StateRec, and tries the SC.
 //
-// Thread safety: push/pop/recover_* are safe from distinct thread ids in
-// [0, n).
+// Thread safety: push/pop/recover_* are safe from distinct thread ids:
+// push/pop take ids in [0, threads) of the attach, recover_* any id below the
+// capacity n the stack was created for (attach asks for any 1..n threads;
+// PWFcomb's "Thread capacity").
 //
 // Invariants:
 //   N1 A node's value and next never change while the node is reachable from
@@ -268,7 +270,7 @@ class PWFStack {
 
  private:
   PWFStack(pmem::Pool& pool, PWFStackRoot* root, int n, PWFOptions opts)
-      : obj_(pool, n), comb_(pool, &root->comb, n, obj_, opts) {}
+      : obj_(pool, pwf_capacity(root->comb, n)), comb_(pool, &root->comb, n, obj_, opts) {}
   static std::optional<std::int64_t> decode(std::uint64_t w) {
     if (w == kEmptyWord) return std::nullopt;
     return word_value(w);

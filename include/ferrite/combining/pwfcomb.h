@@ -7,8 +7,17 @@
 // of its own two StateRecs, applies every active request it sees, persists the
 // record and tries to switch S to it with an SC.
 //
-// Thread safety: apply()/recover() are safe from up to n threads with
-// distinct thread ids in [0, n); attach/create are not concurrent with them.
+// Thread safety: apply()/recover() are safe from distinct thread ids (one
+// operation per id at a time); attach/create are not concurrent with them.
+//
+// Thread capacity. The n given at creation is a capacity: the layout holds
+// 2n+1 StateRecs with n ReturnVal/Tag words each, and a combiner scans n
+// request slots. A later attach may ask for any 1 <= threads <= n (more
+// throws, naming both numbers); apply/fresh_seq then take ids in [0,
+// threads), recover any id in [0, n): a thread of an earlier, wider run may
+// have left a pending operation, and whoever recovers it for that id
+// combines like any other thread (its records and request slot exist and
+// every combiner scans every slot; its DRAM scratch is made on first use).
 //
 // Layout (persistent, in a pmem::Pool):
 //   PWFCombLayout (embedded in the structure's root object): S on its own
@@ -192,6 +201,13 @@ inline std::uint64_t make_s(std::uint64_t ver, std::uint32_t id) { return (ver <
 
 }  // namespace pwf_detail
 
+// The thread capacity of a layout, for sizing a sequential object's
+// per-thread DRAM before the PWFComb that validates the layout is built
+// (a layout out of range gets n slots: PWFComb's constructor then throws).
+inline int pwf_capacity(const PWFCombLayout& l, int n) {
+  return l.n >= 1 && l.n <= static_cast<std::uint32_t>(kPWFMaxThreads) ? static_cast<int>(l.n) : (n > 0 ? n : 1);
+}
+
 struct PWFOptions {
   std::uint32_t backoff_min = 0;    // spins before the first attempt (Alg. 3 l.2)
   std::uint32_t backoff_max = 512;  // cap of the adaptive backoff (Alg. 4 l.36)
@@ -244,16 +260,26 @@ class PWFComb {
   // Attaches the volatile handle to a persistent layout (after create or after
   // a restart: this is the structure-level recovery of PWFcomb; the Request
   // array restarts with valid = 0). Throws pmem::PoolError on a mismatch.
+  // n may be fewer than the capacity the layout was created for (lay_->n):
+  // everything persistent or scanned is sized by the capacity (n_), only
+  // apply's ids by n.
   PWFComb(pmem::Pool& pool, PWFCombLayout* layout, int n, Obj& obj, PWFOptions opts = {})
-      : lay_(layout), n_(n), obj_(obj), opts_(opts) {
+      : lay_(layout), n_(static_cast<int>(layout->n)), attached_(n), obj_(obj), opts_(opts) {
     if (lay_->magic != PWFCombLayout::kMagic)
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: bad layout magic in " + pool.path());
-    if (static_cast<int>(lay_->n) != n)
+    if (lay_->n == 0 || lay_->n > static_cast<std::uint32_t>(kPWFMaxThreads))
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: thread capacity " + std::to_string(lay_->n) +
+                                                      " out of [1, " + std::to_string(kPWFMaxThreads) + "] in " +
+                                                      pool.path());
+    if (n <= 0)
+      throw pmem::PoolError(pmem::Errc::kInvalidArgument, "PWFcomb: attach asked for " + std::to_string(n) +
+                                                              " threads; it takes at least 1");
+    if (n > n_)
       throw pmem::PoolError(pmem::Errc::kInvalidArgument,
-                            "PWFcomb: structure in " + pool.path() + " was created for " +
-                                std::to_string(lay_->n) + " threads, attached with " +
-                                std::to_string(n));
-    if (lay_->state_words != Obj::kStateWords || lay_->rec_words != record_words(n) ||
+                            "PWFcomb: structure in " + pool.path() + " was created for at most " +
+                                std::to_string(n_) + " threads; attach asked for " + std::to_string(n) +
+                                " — create the structure with a larger capacity");
+    if (lay_->state_words != Obj::kStateWords || lay_->rec_words != record_words(n_) ||
         lay_->nrecs != 2 * lay_->n + 1)
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: inconsistent layout in " + pool.path());
     words_ = lay_->rec_words;
@@ -267,17 +293,21 @@ class PWFComb {
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: S names no StateRec in " + pool.path());
     // After a restart the S in memory is the durable S.
     durable_ver_.store(pwf_detail::version(s), std::memory_order_relaxed);
-    threads_ = std::make_unique<sync::CachePadded<ThreadState>[]>(static_cast<std::size_t>(n));
-    reqs_ = std::make_unique<sync::CachePadded<Request>[]>(static_cast<std::size_t>(n));
-    for (int p = 0; p < n; ++p) {
+    // A slot per id of the capacity; the scratch of the ids >= n is made
+    // when one of them is recovered (init_slot).
+    threads_ = std::make_unique<sync::CachePadded<ThreadState>[]>(static_cast<std::size_t>(n_));
+    reqs_ = std::make_unique<sync::CachePadded<Request>[]>(static_cast<std::size_t>(n_));
+    for (int p = 0; p < n_; ++p) {
       auto& t = *threads_[static_cast<std::size_t>(p)];
-      t.scratch.assign(words_, 0);
       t.backoff = opts_.backoff_min;
-      t.batch.reserve(static_cast<std::size_t>(n));
+      if (p < n) init_slot(p);
     }
   }
 
-  int threads() const { return n_; }
+  // The thread count this handle was attached for (apply's ids: [0,
+  // threads())) and the layout's capacity (recover's ids: [0, max_threads())).
+  int threads() const { return attached_; }
+  int max_threads() const { return n_; }
   PWFCombLayout* layout() const { return lay_; }
   // All StateRecs (for heap recovery by tracing).
   template <class F>
@@ -304,6 +334,14 @@ class PWFComb {
 
   std::uint64_t apply(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
     check_tid(p);
+    return apply_slot(p, seq, kind, arg);
+  }
+  // apply for any id of the capacity: for a combiner of another instance
+  // running as p (PWFqueue's dequeue probe), where p may be a recovered id
+  // >= threads().
+  std::uint64_t apply_slot(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
+    check_slot(p);
+    init_slot(p);
     check_seq(seq);
     if (served_now(p, seq))
       throw std::logic_error("PWFcomb: thread " + std::to_string(p) + " reused seq " +
@@ -317,8 +355,11 @@ class PWFComb {
   }
 
   // Recover(func, args, seq), Alg. 3 l.4–7.
+  // p may be any id of the capacity, also one >= threads() (a pending
+  // operation of a wider run).
   std::uint64_t recover(int p, std::uint64_t seq, std::int32_t kind, std::int64_t arg) {
-    check_tid(p);
+    check_slot(p);
+    init_slot(p);
     check_seq(seq);
     announce(p, kind, arg, seq);                          // l.4
     if (!served_now(p, seq)) return perform_request(p, seq);  // l.5–6
@@ -432,10 +473,29 @@ class PWFComb {
     c.store(c.load(std::memory_order_relaxed) + k, std::memory_order_relaxed);
   }
 
+  // apply's ids: those of the threads attached for.
   void check_tid(int p) const {
+    if (p < 0 || p >= attached_)
+      throw std::out_of_range("PWFcomb: thread id " + std::to_string(p) + " not in [0, " +
+                              std::to_string(attached_) + ")" +
+                              (p >= attached_ && p < n_
+                                   ? " (attached for " + std::to_string(attached_) + " of its " + std::to_string(n_) +
+                                         " threads; recover takes any id below " + std::to_string(n_) + ")"
+                                   : std::string()));
+  }
+  // recover's ids: every slot of the capacity.
+  void check_slot(int p) const {
     if (p < 0 || p >= n_)
       throw std::out_of_range("PWFcomb: thread id " + std::to_string(p) + " not in [0, " +
-                              std::to_string(n_) + ")");
+                              std::to_string(n_) + ") (the structure's thread capacity)");
+  }
+  // p's DRAM scratch, made at attach for the ids < threads() and on first
+  // use for the others. Only p's (one) running operation touches it.
+  void init_slot(int p) {
+    auto& t = *threads_[static_cast<std::size_t>(p)];
+    if (!t.scratch.empty()) return;
+    t.scratch.assign(words_, 0);
+    t.batch.reserve(static_cast<std::size_t>(n_));
   }
   static void check_seq(std::uint64_t seq) {
     if (kSeqTags && (seq == 0 || seq >= (1ull << 62)))
@@ -603,7 +663,8 @@ class PWFComb {
   }
 
   PWFCombLayout* lay_;
-  int n_;
+  int n_;         // the capacity (lay_->n): the records' entries, the request slots
+  int attached_;  // the threads attached for: apply's ids [0, attached_)
   Obj& obj_;
   PWFOptions opts_;
   std::size_t words_ = 0;
