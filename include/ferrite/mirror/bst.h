@@ -24,6 +24,20 @@
 // flagged their leaf before the crash (nm_bst.h, Recovery). Idempotent: the
 // trace writes only rep_v and DRAM; the completion's CASes are Mirror CASes,
 // and a rerun finishes whatever a crash during it left flagged.
+//
+// For users. Reserved value: a map never stores kTombstone (INT64_MIN, the
+// mark of an erased key): put(k, INT64_MIN) throws std::invalid_argument
+// and changes nothing; every other int64 is a value. Durability: every
+// operation is durable when it returns (durable linearizability): a crash
+// or an exit loses nothing completed. Threads: `threads` sizes DRAM only
+// (EBR slots, free lists) — nothing per thread is in the pool — so attach
+// takes any count >= 1, fewer or more than at creation; a tid must be
+// below this run's count. open_or_create: attach also accepts create's
+// arguments and ignores the creation-only ones (the root recorded them),
+// so pmem::Pool::open_or_create<T>(name, create's arguments...) works.
+// Capacity: the region's size (replica_bytes) is fixed at create; a full
+// region throws pmem::PoolError(kFull) saying its size and to create the
+// structure with a larger one (docs/mirror.md, "Capacity").
 #pragma once
 
 #include <cstdint>
@@ -54,8 +68,17 @@ class Bst {
                                      std::size_t replica_bytes = std::size_t{1} << 20) {
     return std::unique_ptr<Bst>(new Bst(pool, name, threads, replica_bytes));
   }
+  // open_or_create's rule (pmem::Pool::open_or_create<T>(name, args...)):
+  // attach accepts create's arguments and ignores the creation-only ones —
+  // the region's size is the one the root recorded at creation
+  // (heap().replica_bytes()). `threads` is DRAM-only (EBR slots, free
+  // lists): any count >= 1 attaches, fewer or more than at creation.
   static std::unique_ptr<Bst> attach(pmem::Pool& pool, std::string_view name, int threads) {
     return std::unique_ptr<Bst>(new Bst(pool, name, threads));
+  }
+  static std::unique_ptr<Bst> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                   std::size_t /*replica_bytes: the root's*/) {
+    return attach(pool, name, threads);
   }
   Bst(const Bst&) = delete;
   Bst& operator=(const Bst&) = delete;
@@ -65,8 +88,9 @@ class Bst {
   bool remove(std::int64_t key, int tid) { return tree_->remove(check(key), tid); }
   bool contains(std::int64_t key, int tid) { return tree_->contains(check(key), tid); }
   // map: put -> old value | nullopt (inserted); get; erase -> old | nullopt
+  // put refuses the reserved value kTombstone (INT64_MIN): std::invalid_argument.
   std::optional<std::int64_t> put(std::int64_t key, std::int64_t value, int tid) {
-    return tree_->put(check(key), value, tid);
+    return tree_->put(check(key), check_value(value, "mirror::Bst"), tid);
   }
   std::optional<std::int64_t> get(std::int64_t key, int tid) { return tree_->get(check(key), tid); }
   std::optional<std::int64_t> erase(std::int64_t key, int tid) { return tree_->erase(check(key), tid); }

@@ -21,7 +21,9 @@
 // the value to kTombstone (its linearization point), then deletes the node
 // as Harris does. A node whose value is kTombstone is absent; an insert or
 // put that meets one finishes its deletion (marks it) and searches again.
-// docs/mirror.md, "The map".
+// So kTombstone (INT64_MIN) is a reserved value: the maps' put refuses it
+// (check_value: std::invalid_argument, nothing changed). docs/mirror.md,
+// "The map".
 //
 // Thread safety: every operation is lock-free and safe concurrently for
 // distinct tids in [0, threads).
@@ -38,6 +40,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -48,7 +52,20 @@
 namespace ferrite::mirror {
 
 // A map value that means "erased" (an erase's linearization point writes it).
+// Reserved: no map stores it as a value (check_value).
 inline constexpr std::int64_t kTombstone = INT64_MIN;
+
+// The maps' guard on put (mirror::HashMap, Bst, SkipList): a value of
+// kTombstone would read as "erased" — the key would silently vanish — so
+// put refuses it, before it changes anything, with std::invalid_argument.
+// Every other int64 is a value. (Until values are byte strings.)
+inline std::int64_t check_value(std::int64_t value, const char* structure) {
+  if (value == kTombstone)
+    throw std::invalid_argument(std::string(structure) + "::put: the value " + std::to_string(value) +
+                                " (INT64_MIN) is reserved: it is kTombstone, the mark of an erased key, and "
+                                "storing it would erase the key; every other int64 is a value");
+  return value;
+}
 
 template <class C = Default>
 struct HarrisNode {

@@ -14,6 +14,20 @@
 //
 // Persistence and recovery: as mirror/list.h, per bucket. The bucket array
 // is one Mirror object (created once, never freed), traced first.
+//
+// For users. Reserved value: a map never stores kTombstone (INT64_MIN, the
+// mark of an erased key): put(k, INT64_MIN) throws std::invalid_argument
+// and changes nothing; every other int64 is a value. Durability: every
+// operation is durable when it returns (durable linearizability): a crash
+// or an exit loses nothing completed. Threads: `threads` sizes DRAM only
+// (EBR slots, free lists) — nothing per thread is in the pool — so attach
+// takes any count >= 1, fewer or more than at creation; a tid must be
+// below this run's count. open_or_create: attach also accepts create's
+// arguments and ignores the creation-only ones (the root recorded them),
+// so pmem::Pool::open_or_create<T>(name, create's arguments...) works.
+// Capacity: the region's size (replica_bytes) is fixed at create; a full
+// region throws pmem::PoolError(kFull) saying its size and to create the
+// structure with a larger one (docs/mirror.md, "Capacity").
 #pragma once
 
 #include <cstdint>
@@ -30,12 +44,23 @@ class HashMap : public internal::HarrisTable<C, 2> {
   using Base = internal::HarrisTable<C, 2>;
 
  public:
-  static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads, std::uint64_t buckets,
-                                         std::size_t replica_bytes) {
+  // A fresh table under root `name`: `buckets` lists, a region of
+  // `replica_bytes` per replica (64 bytes per node, 16 per bucket).
+  static std::unique_ptr<HashMap> create(pmem::Pool& pool, std::string_view name, int threads,
+                                         std::uint64_t buckets = 1024, std::size_t replica_bytes = std::size_t{1} << 20) {
     return std::unique_ptr<HashMap>(new HashMap(pool, name, threads, replica_bytes, buckets));
   }
+  // open_or_create's rule (pmem::Pool::open_or_create<T>(name, args...)):
+  // attach accepts create's arguments and ignores the creation-only ones —
+  // the bucket count and the region's size are the ones the root
+  // recorded at creation (buckets(), heap().replica_bytes()). `threads` is DRAM-only (EBR slots, free
+  // lists): any count >= 1 attaches, fewer or more than at creation.
   static std::unique_ptr<HashMap> attach(pmem::Pool& pool, std::string_view name, int threads) {
     return std::unique_ptr<HashMap>(new HashMap(pool, name, threads));
+  }
+  static std::unique_ptr<HashMap> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                         std::uint64_t /*buckets: the root's*/, std::size_t /*replica_bytes: the root's*/) {
+    return attach(pool, name, threads);
   }
 
   // set
@@ -43,8 +68,9 @@ class HashMap : public internal::HarrisTable<C, 2> {
   bool remove(std::int64_t key, int tid) { return this->list_->remove(head(key), key, tid); }
   bool contains(std::int64_t key, int tid) { return this->list_->contains(head(key), key, tid); }
   // map: put -> old value | nullopt (inserted); get; erase -> old | nullopt
+  // put refuses the reserved value kTombstone (INT64_MIN): std::invalid_argument.
   std::optional<std::int64_t> put(std::int64_t key, std::int64_t value, int tid) {
-    return this->list_->put(head(key), key, value, tid);
+    return this->list_->put(head(key), key, check_value(value, "mirror::HashMap"), tid);
   }
   std::optional<std::int64_t> get(std::int64_t key, int tid) { return this->list_->get(head(key), key, tid); }
   std::optional<std::int64_t> erase(std::int64_t key, int tid) { return this->list_->erase(head(key), key, tid); }

@@ -127,11 +127,20 @@ class Heap {
   int threads() const { return threads_; }
 
   // n bytes on both replicas, uninitialized; the rep_v address. Throws
-  // pmem::PoolError(kFull) when the region is exhausted.
+  // pmem::PoolError(kFull) when the region is exhausted; the message says
+  // how large the region is and what to do (the size is fixed at create).
   void* alloc(std::size_t n, int tid) {
     const auto u = units_for(n);
     std::uint64_t i;
-    if (!take(u, tid, &i)) throw pmem::PoolError(pmem::Errc::kFull, "mirror: region full (" + std::to_string(bytes_) + " bytes per replica)");
+    if (!take(u, tid, &i))
+      throw pmem::PoolError(
+          pmem::Errc::kFull,
+          "mirror: region full: no room for an object of " + std::to_string(n) + " bytes (" + std::to_string(u) +
+              " units of 64 B) in a region of " + std::to_string(bytes_) + " bytes per replica (" +
+              std::to_string(units_) + " units, every one in use or on another thread's free list); a Mirror "
+              "region's size is fixed when the structure is created: create it with a larger replica_bytes "
+              "(create's last argument; a list or hash-table node takes 64 B, a skip-list node 64 to 384 B, a BST "
+              "insert 128 B)");
     return rep_v_of<C>(region_ + i * kUnit);
   }
   void free(void* v, std::size_t n, int tid) { give(unit_of(v), units_for(n), tid); }

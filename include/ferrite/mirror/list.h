@@ -24,6 +24,18 @@
 // List::attach rebuilds rep_v and the allocator by tracing from the head
 // (internal/harris_table.h, §4.3.3). No repair is needed: marked nodes left
 // in the list are unlinked by later searches, as at run time.
+//
+// For users. A set: no values, nothing reserved. Durability: every
+// operation is durable when it returns (durable linearizability): a crash
+// or an exit loses nothing completed. Threads: `threads` sizes DRAM only
+// (EBR slots, free lists) — nothing per thread is in the pool — so attach
+// takes any count >= 1, fewer or more than at creation; a tid must be
+// below this run's count. open_or_create: attach also accepts create's
+// arguments and ignores the creation-only ones (the root recorded them),
+// so pmem::Pool::open_or_create<List>(name, threads[, replica_bytes])
+// works. Capacity: the region's size (replica_bytes) is fixed at create;
+// a full region throws pmem::PoolError(kFull) saying its size and to
+// create the list with a larger one (docs/mirror.md, "Capacity").
 #pragma once
 
 #include <cstdint>
@@ -45,8 +57,17 @@ class List : public internal::HarrisTable<C, 1> {
                                       std::size_t replica_bytes = std::size_t{1} << 20) {
     return std::unique_ptr<List>(new List(pool, name, threads, replica_bytes));
   }
+  // open_or_create's rule (pmem::Pool::open_or_create<T>(name, args...)):
+  // attach accepts create's arguments and ignores the creation-only ones —
+  // the region's size is the one the root recorded at creation
+  // (heap().replica_bytes()). `threads` is DRAM-only (EBR slots, free
+  // lists): any count >= 1 attaches, fewer or more than at creation.
   static std::unique_ptr<List> attach(pmem::Pool& pool, std::string_view name, int threads) {
     return std::unique_ptr<List>(new List(pool, name, threads));
+  }
+  static std::unique_ptr<List> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                   std::size_t /*replica_bytes: the root's*/) {
+    return attach(pool, name, threads);
   }
 
   bool insert(std::int64_t key, int tid) { return this->list_->insert(this->heads_[0], key, tid); }

@@ -58,6 +58,20 @@
 // above), reading the persistent copies; Heap::recover copies each node to
 // rep_v and rebuilds the allocator; then owners := 1 in every traced node
 // (rep_v only). Writes nothing to rep_p: idempotent.
+//
+// For users. Reserved value: a map never stores kTombstone (INT64_MIN, the
+// mark of an erased key): put(k, INT64_MIN) throws std::invalid_argument
+// and changes nothing; every other int64 is a value. Durability: every
+// operation is durable when it returns (durable linearizability): a crash
+// or an exit loses nothing completed. Threads: `threads` sizes DRAM only
+// (EBR slots, free lists) — nothing per thread is in the pool — so attach
+// takes any count >= 1, fewer or more than at creation; a tid must be
+// below this run's count. open_or_create: attach also accepts create's
+// arguments and ignores the creation-only ones (the root recorded them),
+// so pmem::Pool::open_or_create<T>(name, create's arguments...) works.
+// Capacity: the region's size (replica_bytes) is fixed at create; a full
+// region throws pmem::PoolError(kFull) saying its size and to create the
+// structure with a larger one (docs/mirror.md, "Capacity").
 #pragma once
 
 #include <algorithm>
@@ -415,8 +429,17 @@ class SkipList {
                                           std::size_t replica_bytes = std::size_t{1} << 20) {
     return std::unique_ptr<SkipList>(new SkipList(pool, name, threads, replica_bytes));
   }
+  // open_or_create's rule (pmem::Pool::open_or_create<T>(name, args...)):
+  // attach accepts create's arguments and ignores the creation-only ones —
+  // the region's size is the one the root recorded at creation
+  // (heap().replica_bytes()). `threads` is DRAM-only (EBR slots, free
+  // lists): any count >= 1 attaches, fewer or more than at creation.
   static std::unique_ptr<SkipList> attach(pmem::Pool& pool, std::string_view name, int threads) {
     return std::unique_ptr<SkipList>(new SkipList(pool, name, threads));
+  }
+  static std::unique_ptr<SkipList> attach(pmem::Pool& pool, std::string_view name, int threads,
+                                   std::size_t /*replica_bytes: the root's*/) {
+    return attach(pool, name, threads);
   }
   SkipList(const SkipList&) = delete;
   SkipList& operator=(const SkipList&) = delete;
@@ -424,7 +447,10 @@ class SkipList {
   bool insert(std::int64_t key, int tid) { return algo_->add(key, tid); }
   bool remove(std::int64_t key, int tid) { return algo_->remove(key, tid); }
   bool contains(std::int64_t key, int tid) { return algo_->contains(key, tid); }
-  std::optional<std::int64_t> put(std::int64_t key, std::int64_t value, int tid) { return algo_->put(key, value, tid); }
+  // put refuses the reserved value kTombstone (INT64_MIN): std::invalid_argument.
+  std::optional<std::int64_t> put(std::int64_t key, std::int64_t value, int tid) {
+    return algo_->put(key, check_value(value, "mirror::SkipList"), tid);
+  }
   std::optional<std::int64_t> get(std::int64_t key, int tid) { return algo_->get(key, tid); }
   std::optional<std::int64_t> erase(std::int64_t key, int tid) { return algo_->erase(key, tid); }
 
