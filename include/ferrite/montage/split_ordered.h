@@ -87,7 +87,12 @@
 // clean close or destruction syncs — the destructor (also through a
 // std::unique_ptr at a normal exit) runs the epoch system's sync(), so
 // every operation that returned before it is kept. abandon() skips that
-// (tests that simulate a crash in-process).
+// (tests that simulate a crash in-process). No value is reserved: every
+// int64 is a value. create and attach take the same arguments, so
+// pmem::Pool::open_or_create<T>(name, threads, options, epochs) creates or
+// re-attaches (the options and epoch options are this run's: DRAM and new
+// payloads). `threads` at create is a capacity (recorded in the root):
+// attach for fewer works; for more throws std::invalid_argument naming both.
 #pragma once
 
 #include <algorithm>
