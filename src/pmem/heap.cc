@@ -260,6 +260,22 @@ std::size_t Heap::Impl::block_size(const void* p) const {
   detail::fail(Errc::kInvalidArgument, path_, "block_size: pointer into a free chunk");
 }
 
+std::size_t Heap::Impl::block_at(const void* p) const noexcept {
+  const std::int64_t ci = chunk_of(p);
+  if (ci < 0) return 0;
+  const std::uint64_t h = head_of(static_cast<std::uint64_t>(ci));
+  const std::uint32_t e = entry(h);
+  const auto in_block = static_cast<std::uint64_t>(static_cast<const char*>(p) - chunk_addr(h));
+  if (L::is_small(e)) {
+    const int cls = static_cast<int>(L::chunk_kind(e)) - 1;
+    const std::uint32_t bs = class_size(cls);
+    if (in_block % bs != 0 || in_block / bs >= blocks_per_chunk(cls)) return 0;
+    return bs;
+  }
+  if (L::chunk_kind(e) == L::kLargeHead && in_block == 0) return L::chunk_arg(e) * L::kChunkSize;
+  return 0;
+}
+
 void Heap::Impl::recover(const std::function<void(const std::function<void(void*)>&)>* trace,
                          const std::function<bool(void*, std::size_t)>* scan) {
   if (recovered_.load(std::memory_order_relaxed)) return;
@@ -408,6 +424,7 @@ void Heap::free(void* p, int tid) {
   impl_->free(p, tid);
 }
 std::size_t Heap::block_size(const void* p) const { return impl_->block_size(p); }
+std::size_t Heap::block_at(const void* p) const noexcept { return impl_->block_at(p); }
 void Heap::recover_by_trace(
     const std::function<void(const std::function<void(void*)>& mark)>& trace) {
   impl_->recover(&trace, nullptr);

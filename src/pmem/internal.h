@@ -98,6 +98,7 @@ struct Heap::Impl {
   void* alloc(std::size_t n, std::size_t align, int arena);
   void free(void* p, int arena);
   std::size_t block_size(const void* p) const;
+  std::size_t block_at(const void* p) const noexcept;
   void recover(const std::function<void(const std::function<void(void*)>&)>* trace,
                const std::function<bool(void*, std::size_t)>* scan);
   Stats stats() const;

@@ -283,6 +283,7 @@ bool Pool::contains(const void* p, std::size_t n) const {
   return a >= b && n <= impl_->size && a - b <= impl_->size - n;
 }
 Heap& Pool::heap() { return impl_->heap; }
+const Heap& Pool::heap() const { return impl_->heap; }
 const HeaderHealth& Pool::header_health() const { return impl_->health; }
 std::uint64_t Pool::generation() const {
   std::lock_guard<std::mutex> g(impl_->root_mu);

@@ -262,6 +262,13 @@ class Heap {
   void free(void* p, int tid);
   // Usable size of the block holding p (p may point inside the block).
   std::size_t block_size(const void* p) const;
+  // Validation, never throws: the size of the block that STARTS at p in a
+  // chunk the chunk map assigns (a size-class block or a run), or 0 when p
+  // is no block start (outside the heap, a free chunk, inside a block, or
+  // a run tail). It does not say whether the block is allocated (the
+  // free lists are volatile): recovery's traces and `ferrite check` judge
+  // that from what is reachable.
+  std::size_t block_at(const void* p) const noexcept;
 
   // Recovery by tracing: `trace(mark)` must call mark(p) for every live block
   // (p = the pointer alloc returned, or any address inside the block; null
@@ -344,6 +351,7 @@ class Pool {
   const persist::BackendConfig& backend() const;
   bool contains(const void* p, std::size_t n = 1) const;
   Heap& heap();
+  const Heap& heap() const;
   std::uint64_t generation() const;  // of the header slot in force
   // The header slots as open found them; open already repaired what it
   // names (a pool this process created: kInSync).
