@@ -43,21 +43,12 @@
 // seq's parity). Do not mix a structure's seq-less convenience overloads
 // with Detectable on the same structure.
 //
-// Thread capacity. The thread count given at creation is a capacity (at
-// most kMaxThreads = 64): the root holds that many lines. attach asks for
-// any 1 <= threads <= the capacity (more throws, naming both numbers), as
-// the structures do (PBcomb's and PWFcomb's "Thread capacity"): begin takes
-// ids in [0, threads), pending/last_seq any id below the capacity. A run
-// attached for fewer threads than an earlier one leaves the pending
-// operations of the ids >= threads where they are: nothing drops them, a
-// later run with that many threads recovers them as usual, and this run may
-// recover them itself — Detectable::recover(tid) for one id,
-// recover_unattached() for every id in [threads, capacity) (completes each
-// that had not taken effect; for a completed one answers its response again).
+// Thread capacity: the count at creation is a capacity (<= 64); attach asks
+// for any 1..capacity (more throws, naming both), begin takes the attach's
+// ids, pending any id below the capacity (Detectable::recover(tid)).
 //
 // Thread safety: begin/complete/recover/pending for distinct threads may run
-// concurrently; one thread handle runs one operation at a time (recovering
-// an id >= threads counts as that id's operation).
+// concurrently; one thread handle runs one operation at a time.
 #pragma once
 
 #include <algorithm>
@@ -113,40 +104,23 @@ static_assert(offsetof(OpLogRoot, lines) == 64);
 
 class OpLog {
  public:
-  // `threads` is the log's capacity: later attaches may ask for fewer.
   static OpLog create(pmem::Pool& pool, std::string_view name, int threads) {
     if (threads <= 0 || threads > OpLogRoot::kMaxThreads)
-      throw std::invalid_argument("OpLog: threads must be in [1, " + std::to_string(OpLogRoot::kMaxThreads) +
-                                  "], got " + std::to_string(threads));
-    auto* r = pool.create_root<OpLogRoot>(name, threads);
-    return OpLog(r, threads, threads);
+      throw std::invalid_argument("OpLog: threads must be in [1, 64], got " + std::to_string(threads));
+    return OpLog(pool.create_root<OpLogRoot>(name, threads), threads, threads);
   }
   // Any 1 <= threads <= the capacity the log was created for.
   static OpLog attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* r = pool.root<OpLogRoot>(name);
-    if (r->threads == 0 || r->threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
-      throw std::runtime_error("OpLog '" + std::string(name) + "': corrupt root (thread capacity " +
-                               std::to_string(r->threads) + ")");
-    if (threads <= 0)
-      throw std::invalid_argument("OpLog '" + std::string(name) + "': attach asked for " +
-                                  std::to_string(threads) + " threads; it takes at least 1");
-    if (static_cast<std::uint32_t>(threads) > r->threads)
-      throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for at most " +
-                                  std::to_string(r->threads) + " threads; attach asked for " +
-                                  std::to_string(threads) + " — create the log with a larger capacity");
-    return OpLog(r, threads, static_cast<int>(r->threads));
+    return OpLog(r, threads, capacity_for(*r, name, threads));
   }
   static OpLog open_or_create(pmem::Pool& pool, std::string_view name, int threads) {
     return pool.has_root(name) ? attach(pool, name, threads) : create(pool, name, threads);
   }
-  // The root holds no pointers: pool recovery keeps it and marks nothing else.
-  static void recover_root(pmem::Pool&, OpLogRoot*, const std::function<void(void*)>&) {}
-
   // Persists (seq = last + 1, op, arg, arg2) for tid; returns seq. Call it
   // right before invoking the operation with that seq.
   std::uint64_t begin(int tid, std::uint32_t op, std::int64_t arg, std::int64_t arg2 = 0) {
-    check_attached(tid);
-    auto& line = line_of(tid);
+    auto& line = attached_line(tid);
     const std::uint64_t seq = last_seq(tid) + 1;
     OpRecord& r = line.slot[seq % 2];
     r.op = op;
@@ -179,6 +153,9 @@ class OpLog {
     const auto& line = line_of(tid);
     return std::max(line.slot[0].seq, line.slot[1].seq);
   }
+  // The root holds no pointers: pool recovery keeps it and marks nothing else.
+  static void recover_root(pmem::Pool&, OpLogRoot*, const std::function<void(void*)>&) {}
+
   // The threads attached for (begin's ids) and the capacity (pending's).
   int threads() const { return n_; }
   int max_threads() const { return cap_; }
@@ -186,11 +163,28 @@ class OpLog {
 
  private:
   OpLog(OpLogRoot* r, int n, int cap) : root_(r), n_(n), cap_(cap) {}
-  void check_attached(int tid) const {
+  // The capacity of root r (its thread count at creation), checked against
+  // an attach for `threads`: any 1 <= threads <= capacity.
+  static int capacity_for(const OpLogRoot& r, std::string_view name, int threads) {
+    if (r.threads == 0 || r.threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
+      throw std::runtime_error("OpLog '" + std::string(name) + "': corrupt root (thread capacity " +
+                               std::to_string(r.threads) + ")");
+    if (threads <= 0)
+      throw std::invalid_argument("OpLog '" + std::string(name) + "': attach asked for " +
+                                  std::to_string(threads) + " threads; it takes at least 1");
+    if (static_cast<std::uint32_t>(threads) > r.threads)
+      throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for at most " +
+                                  std::to_string(r.threads) + " threads; attach asked for " +
+                                  std::to_string(threads) + " — create the log with a larger capacity");
+    return static_cast<int>(r.threads);
+  }
+  // begin's line: ids of the threads attached for.
+  OpLogRoot::Line& attached_line(int tid) const {
     if (tid >= n_ && tid < cap_)
       throw std::out_of_range("OpLog: thread id " + std::to_string(tid) + " outside [0, " + std::to_string(n_) +
                               ") (attached for " + std::to_string(n_) + " of its " + std::to_string(cap_) +
                               " threads; pending takes any id below " + std::to_string(cap_) + ")");
+    return line_of(tid);
   }
   OpLogRoot::Line& line_of(int tid) const {
     if (tid < 0 || tid >= cap_)
@@ -244,8 +238,11 @@ class Detectable {
   std::optional<Recovered> recover(const Thread& t) { return recover(id(t)); }
   // The same for thread id tid, any id below the log's capacity: also one
   // no handle of this run holds (tid >= the threads attached for), whose
-  // pending operation a wider earlier run left. The caller must be the
-  // only one running an operation of tid.
+  // pending operation a wider earlier run left. Nothing drops such an
+  // operation: a later run that wide recovers it as usual, or this run does
+  // here (completing it if it had not taken effect, else answering its
+  // response again). The caller must be the only one running an operation
+  // of tid (recovering it counts as tid's operation).
   std::optional<Recovered> recover(int tid) {
     const auto rec = log_->pending(tid);
     if (!rec) return std::nullopt;
