@@ -83,6 +83,10 @@ struct Setup {
   // epoch advancer) runs without that background work when this is set:
   // its syncs alone persist, as in the nbMontage paper's §5.3.
   std::uint64_t sync_every = 0;
+  // Byte-string structures: key and value sizes (crash/subject.h DataSizes;
+  // `crashtest --key-size/--value-size`); 0..0: value_size/key_size above,
+  // as the bench gives them. Read through bytes_codec.h.
+  crash::DataSizes sizes;
 };
 
 struct Registration {
@@ -207,6 +211,7 @@ class Subject final : public crash::Subject {
     }
   }
 
+  void set_data_sizes(const crash::DataSizes& sizes) override { setup_.sizes = sizes; }
   void create(pmem::Pool& pool, int threads) override {
     pool_ = &pool;
     setup_.threads = threads;

@@ -447,6 +447,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
   c.result.threads = cfg.threads;
   c.result.ops = cfg.ops;
   c.result.seed = cfg.seed;
+  c.result.sizes = cfg.sizes;
   c.result.model = cfg.model;
   c.start = Clock::now();
   try {
@@ -460,6 +461,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       sites::set_phase(sites::Phase::kCreate);
       PoolFile pf(cfg);
       auto subject = info.make();
+      subject->set_data_sizes(cfg.sizes);
       subject->create(*pf.pool, cfg.instance_size());
       sites::set_phase(sites::Phase::kRun);
       sim::settle();
@@ -501,6 +503,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       sites::set_phase(sites::Phase::kCreate);
       PoolFile pf(cfg);
       auto subject = info.make();
+      subject->set_data_sizes(cfg.sizes);
       subject->create(*pf.pool, cfg.instance_size());
       sites::set_phase(sites::Phase::kRun);
       c.initial = subject->observe();
@@ -520,6 +523,7 @@ CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) 
       pf.emplace(cfg);
       c.phase = internal::Phase::kCreateStructure;
       subject = info.make();
+      subject->set_data_sizes(cfg.sizes);
       subject->create(*pf->pool, cfg.instance_size());
       sites::set_phase(sites::Phase::kRun);
       c.phase = internal::Phase::kRun;

@@ -254,6 +254,7 @@ class Machine {
  public:
   Machine(const SubjectInfo& info, const CampaignConfig& cfg) : info_(info), cfg_(cfg) {
     auto probe = info.make();
+    probe->set_data_sizes(cfg.sizes);
     spec_ = probe->spec();
     detectable_ = probe->detectable();
     buffered_ = probe->buffered();
@@ -350,6 +351,7 @@ class Machine {
       throw std::runtime_error(std::string("the image does not open as a pool: ") + e.what());
     }
     subject = info_.make();
+    subject->set_data_sizes(cfg_.sizes);
     if (j.phase != Phase::kRun && !subject->has_structure(*pool)) {
       subject->create(*pool, cfg_.instance_size());
       o.recreated = true;

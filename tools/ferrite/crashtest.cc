@@ -36,6 +36,7 @@ using Json = nlohmann::json;
 struct Opts {
   bool list = false, json = false, all = false, no_tearing = false, quiet = false;
   std::string structure, variant = "correct", replay;
+  std::string key_size, value_size;  // "N" or "A..B" (byte-string structures)
   int threads = 1, images = 8;
   std::size_t ops = 200, crash_points = 0, pool_size = std::size_t{1} << 20;
   std::uint64_t seed = 1;
@@ -84,6 +85,8 @@ Json to_json(const fc::SubjectInfo& s, const fc::CampaignResult& r) {
   j["threads"] = r.threads;
   j["ops"] = r.ops;
   j["seed"] = r.seed;
+  j["key_size"] = {r.sizes.key_min, r.sizes.key_max};
+  j["value_size"] = {r.sizes.value_min, r.sizes.value_max};
   j["verbs"] = r.verbs;
   j["crash_points"] = r.crash_points;
   j["images"] = r.images_checked;
@@ -158,8 +161,29 @@ void print_text(const fc::CampaignResult& r) {
     std::printf("  (%llu more violation(s) not shown)\n", static_cast<unsigned long long>(r.violations - r.details.size()));
 }
 
+// "N" or "A..B" (bytes, A <= B <= the payload limit) into [*lo, *hi].
+bool parse_size_range(const std::string& t, std::size_t* lo, std::size_t* hi) {
+  const auto dots = t.find("..");
+  try {
+    std::size_t used = 0;
+    const std::string a = dots == std::string::npos ? t : t.substr(0, dots);
+    const std::string b = dots == std::string::npos ? t : t.substr(dots + 2);
+    *lo = std::stoull(a, &used);
+    if (used != a.size()) return false;
+    *hi = std::stoull(b, &used);
+    if (used != b.size()) return false;
+  } catch (...) {
+    return false;
+  }
+  return *lo <= *hi && *hi <= (std::size_t{16} << 20);
+}
+
 fc::CampaignConfig config_of(const Opts& o) {
   fc::CampaignConfig c;
+  if (!o.key_size.empty() && !parse_size_range(o.key_size, &c.sizes.key_min, &c.sizes.key_max))
+    usage("--key-size '" + o.key_size + "': give N or A..B bytes (A <= B <= 16777216)");
+  if (!o.value_size.empty() && !parse_size_range(o.value_size, &c.sizes.value_min, &c.sizes.value_max))
+    usage("--value-size '" + o.value_size + "': give N or A..B bytes (A <= B <= 16777216)");
   c.threads = o.threads;
   c.ops = o.ops;
   c.images = o.images;
@@ -180,6 +204,9 @@ fc::CampaignConfig config_of(const Opts& o) {
   c.post_crash_images = o.post_crash_images;
   c.crash_create = o.crash_create;
   if (o.commit_batch != 1) c.replay_extra = "--commit-batch " + std::to_string(o.commit_batch);
+  for (const auto& [flag, v] : {std::pair<const char*, const std::string*>{"--key-size", &o.key_size},
+                                {"--value-size", &o.value_size}})
+    if (!v->empty()) c.replay_extra += (c.replay_extra.empty() ? "" : " ") + std::string(flag) + " " + *v;
   c.create_crash_points = o.create_crash_points;
   c.schedule = o.schedule == "pct"      ? fc::CampaignConfig::Schedule::kPct
                : o.schedule == "random" ? fc::CampaignConfig::Schedule::kRandom
@@ -417,6 +444,12 @@ void setup_crashtest(CLI::App* sub) {
   sub->add_option("--images", o->images, "Random images per crash point (plus all-lost and all-persisted)")
       ->check(CLI::Range(0, 100000));
   sub->add_option("--seed", o->seed, "Seed (workload, crash-point sample, images)");
+  sub->add_option("--key-size", o->key_size,
+                  "Byte-string structures: key sizes, N or A..B bytes (each key's size drawn from the range; "
+                  "read back byte for byte)");
+  sub->add_option("--value-size", o->value_size,
+                  "Byte-string structures: value sizes, N or A..B bytes (at least 8: a value's first 8 bytes "
+                  "identify it; read back byte for byte)");
   sub->add_option("--crash-points", o->crash_points,
                   "Crash points to sample (0: every verb with 1 thread, 300 with several)");
   sub->add_option("--pool-size", o->pool_size, "Simulated pool size in bytes (default 1 MiB)")

@@ -71,6 +71,7 @@ struct CampaignProgress {
 
 struct CampaignConfig {
   int threads = 1;
+  DataSizes sizes;                   // byte-string structures' key/value sizes (subject.h)
   std::size_t ops = 200;             // total, split across threads
   int images = 8;                    // random images per crash point (+2 fixed)
   std::uint64_t seed = 1;
@@ -203,6 +204,7 @@ struct CampaignResult {
   int threads = 1;
   std::size_t ops = 0;
   std::uint64_t seed = 0;
+  DataSizes sizes;                    // CampaignConfig::sizes
   std::uint64_t verbs = 0;            // persistence verbs issued by the run
   std::uint64_t crash_points = 0;     // crash points explored
   std::uint64_t images_built = 0;     // images constructed (incl. duplicates)

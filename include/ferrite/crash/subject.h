@@ -88,9 +88,23 @@ struct RegionSpec {
   bool undo_dependents = false;
 };
 
+// Key and value sizes for the structures that hold byte strings
+// (`ferrite crashtest --key-size A..B --value-size A..B`): each key or value
+// the workload writes gets a size drawn from the range (deterministically
+// from the element), and its bytes are checked byte for byte when read
+// back (adapters/bytes_codec.h). 0..0: the structure's default.
+struct DataSizes {
+  std::size_t key_min = 0, key_max = 0;
+  std::size_t value_min = 0, value_max = 0;
+  bool bytes() const { return key_max != 0 || value_max != 0; }
+};
+
 class Subject {
  public:
   virtual ~Subject() = default;
+  // Before create()/recover(): the sizes of keys and values (DataSizes).
+  // Structures that hold 8-byte integers ignore them.
+  virtual void set_data_sizes(const DataSizes& sizes) { (void)sizes; }
   virtual Spec spec() const = 0;
   // True when recover_op implements detectable recovery (the checker then
   // checks detectability as well as durable linearizability).
