@@ -227,19 +227,51 @@ class EpochSys {
   using CASObj = montage::CASObj;
   using Blk = PBlk;
   static constexpr std::uint64_t kInitialEpoch = MontageRoot::kInitialEpoch;
-  // Size classes: every multiple of a cache line from 64 B to 4 KiB (layout
-  // version 2; version 1 had the powers of two). A block is its header plus
-  // its payload rounded up to a line, so a slab holds as many blocks as fit
-  // (1 KiB values: 56 blocks of 1152 B, where the 2 KiB class held 31):
-  // recovery's scan touches every page of every slab, and on this density
-  // it touches about one page per 4 KiB of live payload, not two.
-  static constexpr int kClasses = 64;  // 64 B, 128 B, ..., 4 KiB
-  static constexpr std::size_t class_bytes(int c) { return std::size_t{64} * static_cast<std::size_t>(c + 1); }
+  // Size classes. Small (0..63): every multiple of a cache line from 64 B
+  // to 4 KiB (layout version 2; version 1 had the powers of two). A block is
+  // its header plus its payload rounded up to a line, so a slab holds as
+  // many blocks as fit (1 KiB values: 56 blocks of 1152 B, where the 2 KiB
+  // class held 31): recovery's scan touches every page of every slab, and
+  // on this density it touches about one page per 4 KiB of live payload,
+  // not two. Medium (64..79): four classes per doubling above 4 KiB (5, 6,
+  // 7, 8, 10, ... 56 KiB, then 64 KiB - 64), blocks of one 64 KiB slab.
+  // Large (80..111): a slab of k chunks holding ONE block of k * 64 KiB - 64
+  // bytes, k = 2..7, then four classes per doubling up to 640 chunks (40
+  // MiB): the byte-string maps' payloads (bytes_hash_map.h). Every class
+  // wastes at most a quarter of its block (plus a slab's tail). A pool
+  // holding medium or large slabs is read by this code only (older code
+  // rejects their block size: "a bad block size").
+  static constexpr int kSmallClasses = 64;   // 64 B, 128 B, ..., 4 KiB
+  static constexpr int kMediumClasses = 16;  // 5 KiB .. 64 KiB - 64 B
+  static constexpr int kLargeClasses = 32;   // 2 .. 640 chunks
+  static constexpr int kClasses = kSmallClasses + kMediumClasses + kLargeClasses;
+  static constexpr std::size_t class_bytes(int c) {
+    if (c < kSmallClasses) return std::size_t{64} * static_cast<std::size_t>(c + 1);
+    if (c < kSmallClasses + kMediumClasses) {
+      const int j = c - kSmallClasses;
+      if (j == kMediumClasses - 1) return kSlabBytes - sizeof(SlabHeader);
+      return (std::size_t{4096} << (j / 4)) * static_cast<std::size_t>(5 + j % 4) / 4;
+    }
+    const int i = c - kSmallClasses - kMediumClasses;
+    const std::size_t k = i < 6 ? static_cast<std::size_t>(i + 2)
+                                : (std::size_t{8} << ((i - 6) / 4)) * static_cast<std::size_t>(4 + (i - 6) % 4) / 4;
+    return k * kSlabBytes - sizeof(SlabHeader);
+  }
+  // The heap block of a slab of class c: one 64 KiB chunk, or (large) the
+  // chunks its one block needs.
+  static constexpr std::size_t slab_bytes(int c) {
+    return c < kSmallClasses + kMediumClasses ? kSlabBytes : class_bytes(c) + sizeof(SlabHeader);
+  }
   static constexpr std::size_t kMaxPayload = class_bytes(kClasses - 1) - sizeof(PBlkHeader);
   // The class of a block of `bytes` (header included): the smallest that holds it.
   static int class_for(std::size_t bytes) {
-    if (bytes == 0 || bytes > class_bytes(kClasses - 1)) throw std::invalid_argument("montage: block too large");
-    return static_cast<int>((bytes + 63) / 64) - 1;
+    if (bytes == 0 || bytes > class_bytes(kClasses - 1))
+      throw std::invalid_argument("montage: block of " + std::to_string(bytes) + " bytes is larger than the largest (" +
+                                  std::to_string(class_bytes(kClasses - 1)) + ")");
+    if (bytes <= class_bytes(kSmallClasses - 1)) return static_cast<int>((bytes + 63) / 64) - 1;
+    int c = kSmallClasses;
+    while (class_bytes(c) < bytes) ++c;
+    return c;
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -334,7 +366,9 @@ class EpochSys {
   // pnew (Fig. 1): a payload of `bytes` bytes, owned by the calling
   // thread's current operation until its lin_CAS (l.25 allocs).
   PBlk* pnew_bytes(int tid, std::size_t bytes) {
-    if (bytes > kMaxPayload) throw std::invalid_argument("montage: payload larger than " + std::to_string(kMaxPayload) + " bytes");
+    if (bytes > kMaxPayload)
+      throw std::invalid_argument("montage: a payload of " + std::to_string(bytes) + " bytes is larger than the largest (" +
+                                  std::to_string(kMaxPayload) + " bytes)");
     PBlk* b = alloc_block(tid, bytes + sizeof(PBlkHeader));
     ThreadState& s = ts(tid);
     b->epoch.store(0, std::memory_order_relaxed);
@@ -383,6 +417,20 @@ class EpochSys {
     const auto& a = ts(tid).allocs;
     return std::find(a.begin(), a.end(), b) != a.end();
   }
+
+  // Makes the anti-node allocation of the calling thread's next lin_CAS
+  // (l.71, one detach) unable to fail: a block of the anti-nodes' class on
+  // its free list (a failed attempt's anti-node returns there, abort_op).
+  // An update that calls it before its pnew throws PoolError(kFull) from
+  // one of the two, before it changes anything, when the pool is full.
+  void reserve_anti(int tid) {
+    ClassState& cs = ts(tid).cls[class_for(sizeof(PBlkHeader))];
+    if (cs.free.empty()) cs.free.push_back(alloc_block(tid, sizeof(PBlkHeader)));
+  }
+
+  // Only for the broken variant fault::kFreeOnDetach: b reset and returned
+  // to the allocator now, as pdelete does after its delay.
+  void free_now(int tid, PBlk* b) { destroy(tid, b); }
 
   // pdetach (Fig. 1): `b` is removed if the operation's lin_CAS succeeds.
   void pdetach(int tid, PBlk* b) { ts(tid).detaches.push_back(b); }
@@ -619,7 +667,11 @@ class EpochSys {
       if (b == nullptr) return;
       // A stale entry may name a block reused since: writing it back is
       // harmless (its current contents belong to a later tagging).
-      persist::pwb(b, sizeof(PBlkHeader) + b->size.load(std::memory_order_relaxed));
+      if constexpr ((F & fault::kNoPayloadWriteback) != 0) {
+        persist::pwb(b, sizeof(PBlkHeader));  // the broken variant: the header line only
+      } else {
+        persist::pwb(b, sizeof(PBlkHeader) + b->size.load(std::memory_order_relaxed));
+      }
     }
     std::size_t cap_ = 0;
     std::atomic<std::uint64_t> pushed_{0}, popped_{0};
@@ -843,12 +895,12 @@ class EpochSys {
   // Lock-free (no mutex held across verbs): a CAS pushes the slab on the
   // root's list.
   SlabHeader* new_slab(int tid, int c) {
-    void* mem = pool_.heap().alloc(kSlabBytes, tid % pool_.heap().arenas());
+    void* mem = pool_.heap().alloc(slab_bytes(c), tid % pool_.heap().arenas());
     auto* s = static_cast<SlabHeader*>(mem);
     s->magic = kSlabMagic;
     s->block_size = class_bytes(c);
     s->stamp = run_ << 24 | (slab_counter_.fetch_add(1, std::memory_order_relaxed) + 1);  // unique: an RMW
-    s->nblocks = (kSlabBytes - sizeof(SlabHeader)) / class_bytes(c);
+    s->nblocks = (slab_bytes(c) - sizeof(SlabHeader)) / class_bytes(c);
     const std::uint64_t off = pool_.offset_of(s);
     std::uint64_t head = root_->slab_head.load(std::memory_order_acquire);
     for (;;) {
@@ -909,7 +961,8 @@ class EpochSys {
       if (slab->magic != kSlabMagic) throw std::runtime_error("montage: slab with a bad magic");
       if (slab->block_size == 0 || slab->block_size > class_bytes(kClasses - 1) ||
           class_bytes(class_for(slab->block_size)) != slab->block_size ||
-          slab->nblocks != (kSlabBytes - sizeof(SlabHeader)) / slab->block_size)
+          slab->nblocks != (slab_bytes(class_for(slab->block_size)) - sizeof(SlabHeader)) / slab->block_size ||
+          off + slab_bytes(class_for(slab->block_size)) > pool.size())
         throw std::runtime_error("montage: slab with a bad block size");
       slabs.push_back(slab);
       off = slab->next;

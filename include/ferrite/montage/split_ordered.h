@@ -111,6 +111,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/bytes_payload.h"
 #include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
@@ -124,7 +125,12 @@ struct SplitOrderedOptions {
 };
 
 // K: std::int64_t, or ferrite::Key32 (32-byte keys hashed and compared as
-// bytes, stored in the payload and the node: `ferrite bench --key-size 32`).
+// bytes, stored in the payload and the node: `ferrite bench --key-size 32`),
+// or montage::Bytes: byte-string keys and values of any size (the node
+// holds the key's hash and a view of the key in its payload; the public
+// interface is bytes_hash_map.h's BytesHashMap). The policy
+// internal::KVPolicy<K> says what a node keeps and how payloads are made
+// and read; the algorithm below is the same for all three.
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
 // original, TransientSplitOrderedMap below).
 template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
@@ -136,8 +142,11 @@ class SplitOrderedMap {
   using CASObj = typename Sys::CASObj;
   using PBlk = typename Sys::Blk;
   using Options = SplitOrderedOptions;
-  using Key = K;
-  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
+  using Policy = internal::KVPolicy<K>;  // internal/kv_payload.h, internal/bytes_payload.h
+  using Key = typename Policy::Key;      // K, or (Bytes) a std::string_view into the payload
+  using Value = typename Policy::Value;  // std::int64_t, or (Bytes) a std::string_view into the payload
+  static constexpr bool kBytes = Policy::kBytes;
+  static constexpr Kind kKind = kBytes ? Kind::kBytesHashMap : Kind::kSplitOrdered;
   // Segment i > 0 holds buckets [2^(i-1), 2^i): 2^(kSegments-1) buckets at most.
   static constexpr int kSegments = 40;
   static constexpr std::uint64_t kMaxBuckets = std::uint64_t{1} << (kSegments - 1);
@@ -147,7 +156,7 @@ class SplitOrderedMap {
     requires Sys::kPersistent
   {
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
-    m->es_ = Sys::create(pool, name, Kind::kSplitOrdered, threads, opt);
+    m->es_ = Sys::create(pool, name, kKind, threads, opt);
     m->init_empty();
     return m;
   }
@@ -167,8 +176,9 @@ class SplitOrderedMap {
     requires Sys::kPersistent
   {
     auto* root = pool.root<MontageRoot>(name);
-    if (root->kind != static_cast<std::uint64_t>(Kind::kSplitOrdered))
-      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a split-ordered hash table");
+    if (root->kind != static_cast<std::uint64_t>(kKind))
+      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a " +
+                               (kBytes ? "byte-string hash map" : "split-ordered hash table"));
     Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
     std::vector<PBlk*> kept;
@@ -190,57 +200,53 @@ class SplitOrderedMap {
     for (auto& s : dir_) delete[] s.load(std::memory_order_relaxed);
   }
 
-  // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
+  // put(k, v) -> the old value, or none (fixed-size keys; the byte-string
+  // map's put returns whether it inserted: bytes_hash_map.h).
+  std::optional<Value> put(int tid, const Key& key, Value value)
+    requires(!kBytes)
+  {
     auto g = ebr_->pin(tid);
-    // Fig. 7's pattern: pnew outside the retry loop; abort_op (l.91–92)
-    // resets it for the next attempt, pdetach is repeated inside.
-    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);
-    const std::uint64_t h = hash(key);
-    Node* nn = new Node(so_regular(h), key, p);
-    for (;;) {
-      Node* start = bucket_of(tid, h);
-      CASObj* prev;
-      Node* curr;
-      std::uint64_t next;
-      if (find(tid, start, nn->so, key, prev, curr, next)) {
-        const std::int64_t old = value_of(curr->payload);
-        Sys::init(nn->next, next);  // nn is private until the lin_CAS publishes it
-        es_->pdetach(tid, curr->payload);
-        // PERSIST: the linearization point (Fig. 1 lin_CAS): p and the
-        // anti-node of curr's payload are tagged with the epoch the DCSS
-        // commits in (l.69–76), so recovery keeps both or neither (§3.4).
-        if (es_->lin_cas(tid, curr->next, next, ptr(nn) | kMark)) {
-          // Unlink the replaced node (or leave it to a traversal's find).
-          if (es_->cas(*prev, ptr(curr), ptr(nn))) ebr_->retire(tid, curr, &SplitOrderedMap::free_node, this);
-          return old;
-        }
-        // CRASH: a failed attempt (conflict: abort_op; epoch change:
-        // reset_op inside lin_cas) leaves p and any anti-node with a serial
-        // number the descriptor never commits (§3.4 rule 2).
-      } else {
-        Sys::init(nn->next, ptr(curr));
-        // PERSIST: the linearization point (Fig. 1 lin_CAS); p tagged at
-        // l.75–76.
-        if (es_->lin_cas(tid, *prev, ptr(curr), ptr(nn))) {
-          grow_after_insert();
-          return std::nullopt;
-        }
-      }
-    }
+    std::optional<Value> old;
+    put_pinned(tid, key, value, [&](Value v) { old = v; });
+    return old;
+  }
+  std::optional<Value> get(int tid, const Key& key)
+    requires(!kBytes)
+  {
+    std::optional<Value> out;
+    get_with(tid, key, [&](Value v) { out = v; });
+    return out;
+  }
+  std::optional<Value> erase(int tid, const Key& key)
+    requires(!kBytes)
+  {
+    std::optional<Value> out;
+    erase_with(tid, key, [&](Value v) { out = v; });
+    return out;
   }
 
-  std::optional<std::int64_t> get(int tid, const K& key) {
+  // The operations with the old (or found) value given to fn under the
+  // epoch pin (a Bytes value is a view into its payload, valid only there).
+  // put_with: true if the key was absent (inserted), else fn(old value).
+  template <class Fn>
+  bool put_with(int tid, const Key& key, Value value, Fn&& fn) {
+    auto g = ebr_->pin(tid);
+    return put_pinned(tid, key, value, fn);
+  }
+  // get_with / erase_with: false if the key is absent, else fn(its value).
+  template <class Fn>
+  bool get_with(int tid, const Key& key, Fn&& fn) {
     auto g = ebr_->pin(tid);
     const std::uint64_t h = hash(key);
     CASObj* prev;
     Node* curr;
     std::uint64_t next;
-    if (!find(tid, bucket_of(tid, h), so_regular(h), key, prev, curr, next)) return std::nullopt;
-    return value_of(curr->payload);
+    if (!find(tid, bucket_of(tid, h), so_regular(h), key, prev, curr, next)) return false;
+    fn(value_of(curr->payload));
+    return true;
   }
-
-  std::optional<std::int64_t> erase(int tid, const K& key) {
+  template <class Fn>
+  bool erase_with(int tid, const Key& key, Fn&& fn) {
     auto g = ebr_->pin(tid);
     const std::uint64_t h = hash(key);
     const std::uint64_t so = so_regular(h);
@@ -248,16 +254,19 @@ class SplitOrderedMap {
       CASObj* prev;
       Node* curr;
       std::uint64_t next;
-      if (!find(tid, bucket_of(tid, h), so, key, prev, curr, next)) return std::nullopt;
-      const std::int64_t old = value_of(curr->payload);
+      if (!find(tid, bucket_of(tid, h), so, key, prev, curr, next)) return false;
       es_->pdetach(tid, curr->payload);
       // PERSIST: the linearization point; the anti-node of curr's payload
       // is tagged at l.69–74 and cancels it in recovery (rule 3).
       if (es_->lin_cas(tid, curr->next, next, next | kMark)) {
         // ORDER: relaxed: count is a resize heuristic (see the header).
         count_.fetch_sub(1, std::memory_order_relaxed);
+        // The payload stays readable: curr is retired below (or by a later
+        // traversal) and its payload pdeleted only when EBR frees it.
+        fn(value_of(curr->payload));
+        if constexpr ((F & fault::kFreeOnDetach) != 0) es_->free_now(tid, curr->payload);
         if (es_->cas(*prev, ptr(curr), next)) ebr_->retire(tid, curr, &SplitOrderedMap::free_node, this);
-        return old;
+        return true;
       }
     }
   }
@@ -274,8 +283,8 @@ class SplitOrderedMap {
   std::int64_t approximate_size() const { return count_.load(std::memory_order_relaxed); }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<K, std::int64_t>> contents() {
-    std::vector<std::pair<K, std::int64_t>> out;
+  std::vector<std::pair<Key, Value>> contents() {
+    std::vector<std::pair<Key, Value>> out;
     for_each_node([&](Node* n, bool marked) {
       if (n->payload != nullptr && !marked) out.emplace_back(n->key, value_of(n->payload));
     });
@@ -339,8 +348,10 @@ class SplitOrderedMap {
   // A 63-bit hash: splitmix64's finalizer (a bijection of 64 bits), or
   // Key32's hash of its 32 bytes, top bit dropped (two keys may share a
   // hash; the key breaks the tie).
-  static constexpr std::uint64_t hash(const K& key) {
-    if constexpr (std::is_same_v<K, std::int64_t>) {
+  static constexpr std::uint64_t hash(const Key& key) {
+    if constexpr (kBytes) {
+      return internal::bytes_hash(key);
+    } else if constexpr (std::is_same_v<K, std::int64_t>) {
       std::uint64_t z = static_cast<std::uint64_t>(key);
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -357,14 +368,14 @@ class SplitOrderedMap {
   struct alignas(16) Node {
     CASObj next{0};
     std::uint64_t so;  // split-order key
-    K key;             // regular nodes; K{} in dummies
+    Key key;           // regular nodes; Key{} in dummies (Bytes: a view into the payload)
     PBlk* payload;     // null: a dummy
-    Node(std::uint64_t s, const K& k, PBlk* p) : so(s), key(k), payload(p) {}
+    Node(std::uint64_t s, const Key& k, PBlk* p) : so(s), key(k), payload(p) {}
   };
   using Slot = std::atomic<Node*>;
 
   SplitOrderedMap(int threads, const SplitOrderedOptions& so)
-      : payload_bytes_(internal::kv_payload_bytes<K>(so.value_bytes)),
+      : payload_bytes_(Policy::payload_bytes(so.value_bytes)),
         max_load_(std::max<std::size_t>(1, so.max_load)),
         ebr_(std::make_unique<sync::Ebr>(threads)) {
     initial_ = 1;
@@ -374,18 +385,63 @@ class SplitOrderedMap {
   // A new table: initial_ buckets, only bucket 0's dummy (SS: T[0] = dummy(0)).
   void init_empty() {
     size_.store(initial_, std::memory_order_relaxed);
-    slot(0).store(new Node(0, K{}, nullptr), std::memory_order_release);
+    slot(0).store(new Node(0, Key{}, nullptr), std::memory_order_release);
   }
   static std::uint64_t ptr(const Node* n) { return reinterpret_cast<std::uint64_t>(n); }
   static Node* addr(std::uint64_t w) { return reinterpret_cast<Node*>(w & ~kMark); }
-  static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
-  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
+  static Value value_of(const PBlk* p) { return Policy::template value_of<Sys>(p); }
+  static Key key_of(const PBlk* p) { return Policy::template key_of<Sys>(p); }
   // The list order (S1): split-order key, then the key (regular nodes of
   // one hash; a dummy's so is never a regular node's). A: a Node, or
   // recovery's Item (rebuild).
   template <class A>
   static bool before(const A& a, const A& b) {
     return a.so != b.so ? a.so < b.so : a.key < b.key;
+  }
+
+  // put under the caller's pin: fn(old value) on a replace.
+  template <class Fn>
+  bool put_pinned(int tid, const Key& key, Value value, Fn&& fn) {
+    // An anti-node for lin_CAS's detach (l.71) cannot fail to allocate
+    // once the payload exists: a full pool throws here or in pnew, before
+    // the operation changes anything.
+    if constexpr (Sys::kPersistent) es_->reserve_anti(tid);
+    // Fig. 7's pattern: pnew outside the retry loop; abort_op (l.91–92)
+    // resets it for the next attempt, pdetach is repeated inside.
+    PBlk* p = Policy::make(*es_, tid, payload_bytes_, key, value);
+    const std::uint64_t h = hash(key);
+    Node* nn = new Node(so_regular(h), Policy::node_key(key, p), p);
+    for (;;) {
+      Node* start = bucket_of(tid, h);
+      CASObj* prev;
+      Node* curr;
+      std::uint64_t next;
+      if (find(tid, start, nn->so, key, prev, curr, next)) {
+        Sys::init(nn->next, next);  // nn is private until the lin_CAS publishes it
+        es_->pdetach(tid, curr->payload);
+        // PERSIST: the linearization point (Fig. 1 lin_CAS): p and the
+        // anti-node of curr's payload are tagged with the epoch the DCSS
+        // commits in (l.69–76), so recovery keeps both or neither (§3.4).
+        if (es_->lin_cas(tid, curr->next, next, ptr(nn) | kMark)) {
+          fn(value_of(curr->payload));  // retired below, freed after the pin
+          if constexpr ((F & fault::kFreeOnDetach) != 0) es_->free_now(tid, curr->payload);
+          // Unlink the replaced node (or leave it to a traversal's find).
+          if (es_->cas(*prev, ptr(curr), ptr(nn))) ebr_->retire(tid, curr, &SplitOrderedMap::free_node, this);
+          return false;
+        }
+        // CRASH: a failed attempt (conflict: abort_op; epoch change:
+        // reset_op inside lin_cas) leaves p and any anti-node with a serial
+        // number the descriptor never commits (§3.4 rule 2).
+      } else {
+        Sys::init(nn->next, ptr(curr));
+        // PERSIST: the linearization point (Fig. 1 lin_CAS); p tagged at
+        // l.75–76.
+        if (es_->lin_cas(tid, *prev, ptr(curr), ptr(nn))) {
+          grow_after_insert();
+          return true;
+        }
+      }
+    }
   }
 
   // ------------------------------------------------------------ buckets
@@ -431,12 +487,12 @@ class SplitOrderedMap {
   Node* initialize_bucket(int tid, std::uint64_t b) {
     const std::uint64_t parent = b & ~(std::uint64_t{1} << (std::bit_width(b) - 1));
     Node* start = bucket_dummy(tid, parent);
-    Node* d = new Node(so_dummy(b), K{}, nullptr);
+    Node* d = new Node(so_dummy(b), Key{}, nullptr);
     for (;;) {
       CASObj* prev;
       Node* curr;
       std::uint64_t next;
-      if (find(tid, start, d->so, K{}, prev, curr, next)) {
+      if (find(tid, start, d->so, Key{}, prev, curr, next)) {
         delete d;  // another thread's dummy is in the list: use it
         d = curr;
         break;
@@ -465,7 +521,7 @@ class SplitOrderedMap {
   // that held curr (unmarked), curr the first node not before (so, key) (or
   // null), next curr's successor (unmarked when returned). Unlinks and
   // retires the marked nodes it meets (S4).
-  bool find(int tid, Node* start, std::uint64_t so, const K& key, CASObj*& prev, Node*& curr,
+  bool find(int tid, Node* start, std::uint64_t so, const Key& key, CASObj*& prev, Node*& curr,
             std::uint64_t& next) {
   retry:
     prev = &start->next;
@@ -509,15 +565,15 @@ class SplitOrderedMap {
     // cache misses per comparison: 0.9 s of a 1 GiB recovery).
     struct Item {
       std::uint64_t so;
-      K key;
+      Key key;
       PBlk* payload;  // null: a dummy
     };
     const auto item_before = [](const Item& a, const Item& b) { return before(a, b); };
     const std::vector<Item> items = internal::sorted_in_parts<Item>(
         n, threads,
         [&](std::size_t i) {
-          if (i >= kept.size()) return Item{so_dummy(i - kept.size()), K{}, nullptr};
-          const K k = key_of(kept[i]);
+          if (i >= kept.size()) return Item{so_dummy(i - kept.size()), Key{}, nullptr};
+          const Key k = key_of(kept[i]);
           return Item{so_regular(hash(k)), k, kept[i]};
         },
         item_before);
@@ -548,7 +604,7 @@ class SplitOrderedMap {
     // PERSIST: pdelete (l.54–58) frees the payload once recovery can no
     // longer need it (epoch_sys.h P4); its anti-node was committed with the
     // detach.
-    if (!m->closing_) m->es_->pdelete(tid, n->payload);
+    if (!m->closing_ && (F & fault::kFreeOnDetach) == 0) m->es_->pdelete(tid, n->payload);
     delete n;
   }
 

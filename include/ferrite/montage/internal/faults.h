@@ -33,4 +33,14 @@ inline constexpr unsigned kRestoreBeforeReset = 1u << 4;
 // theirs, a second recovery finds them in use.
 inline constexpr unsigned kNoRecoveryReset = 1u << 5;
 
+// The to-be-persisted buffers write back only the header line of each
+// block, not its payload bytes: a payload's epoch becomes durable with its
+// key and value still in the cache (a crash may find the header of a
+// committed payload and stale bytes after it).
+inline constexpr unsigned kNoPayloadWriteback = 1u << 6;
+// A map returns a payload it detached (remove, replace) to the allocator
+// at once (EpochSys::free_now) instead of through pdelete's epoch delay:
+// recovery may still need it, and a concurrent reader may still read it.
+inline constexpr unsigned kFreeOnDetach = 1u << 7;
+
 }  // namespace ferrite::montage::fault

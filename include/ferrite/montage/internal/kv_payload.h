@@ -14,6 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -52,6 +53,36 @@ typename Sys::Blk* new_kv(Sys& es, int tid, std::size_t bytes, const K& key, std
     std::memset(static_cast<char*>(p->data()) + sizeof(KVOf<K>), 0x5a, bytes - sizeof(KVOf<K>));
   return p;
 }
+
+// The key/value policy of a map templated on its payload (split_ordered.h):
+// what a node keeps of the key, what a value is, how a payload is made and
+// read. KVPolicy<K>: fixed-size keys (std::int64_t, Key32) and int64 values
+// in a KVOf<K> payload; KVPolicy<Bytes> (internal/bytes_payload.h): byte
+// strings of any size.
+template <class K>
+struct KVPolicy {
+  static constexpr bool kBytes = false;
+  using Key = K;               // what a DRAM node holds and the operations take
+  using Value = std::int64_t;  // what get returns
+  static constexpr std::size_t payload_bytes(std::size_t value_bytes) { return kv_payload_bytes<K>(value_bytes); }
+  template <class Sys>
+  static typename Sys::Blk* make(Sys& es, int tid, std::size_t bytes, const Key& key, Value value) {
+    return new_kv(es, tid, bytes, key, value);
+  }
+  // The key a new node holds (the caller's: a copy).
+  template <class Blk>
+  static Key node_key(const Key& key, const Blk*) {
+    return key;
+  }
+  template <class Sys>
+  static Key key_of(const typename Sys::Blk* p) {
+    return Sys::template get<KVOf<K>>(p).key;
+  }
+  template <class Sys>
+  static Value value_of(const typename Sys::Blk* p) {
+    return Sys::template get<KVOf<K>>(p).value;
+  }
+};
 
 // ---------------------------------------------------------------------
 // Recovery's parallel index rebuilds (EpochOptions::recovery_threads).
@@ -140,6 +171,17 @@ std::vector<KeyedOf<K>> sort_by_key(const std::vector<PBlk*>& kept, int threads)
 
 // A key as text, for recovery's errors: the number, or the key's bytes in
 // hex.
+inline std::string key_text(std::string_view key) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : key.substr(0, 64)) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  if (key.size() > 64) out += "... (" + std::to_string(key.size()) + " bytes)";
+  return out;
+}
 template <class K>
 std::string key_text(const K& key) {
   if constexpr (std::is_same_v<K, std::int64_t>) {
