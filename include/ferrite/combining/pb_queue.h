@@ -55,6 +55,7 @@
 #include <optional>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -98,7 +99,10 @@ struct PBQueueRoot {
   }
 };
 
-template <unsigned Faults>
+// Root: PBQueueRoot, or a type derived from it that adds nothing but its
+// own tag and version (PBBytesQueueRoot, pb_bytes_queue.h: the same queue
+// holding payload offsets, so neither is ever attached as the other).
+template <unsigned Faults, class Root>
 class PBQueue;
 
 // Volatile context shared by the two policies.
@@ -237,8 +241,11 @@ class PBQueueDeqObject {
   std::vector<Node*> retired_;
 };
 
-template <unsigned Faults = kNoFaults>
+template <unsigned Faults = kNoFaults, class Root = PBQueueRoot>
 class PBQueue {
+  static_assert(std::is_base_of_v<PBQueueRoot, Root> && sizeof(Root) == sizeof(PBQueueRoot),
+                "PBQueue's root: PBQueueRoot or a type that only renames it");
+
  public:
   using Node = PBQueueNode;
   using EnqObject = PBQueueEnqObject<Faults>;
@@ -264,7 +271,7 @@ class PBQueue {
     void* e1 = pool.heap().alloc(record_block_bytes(le.total()), alloc_tid);
     void* d0 = pool.heap().alloc(record_block_bytes(ld.total()), alloc_tid);
     void* d1 = pool.heap().alloc(record_block_bytes(ld.total()), alloc_tid);
-    auto* root = pool.create_root<PBQueueRoot>(
+    auto* root = pool.create_root<Root>(
         name,
         PBCombRoot(e0, e1, le.total(), static_cast<std::uint32_t>(threads),
                    static_cast<std::uint32_t>(le.state_bytes), EnqObject::kTag, EnqComb::kDesign),
@@ -277,7 +284,7 @@ class PBQueue {
   // Re-attaches by name and recovers (Alg. 7 l.73–74 once for all threads).
   // Frees nothing: the pool recovered the heap when it opened.
   static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
-    auto* root = pool.root<PBQueueRoot>(name);
+    auto* root = pool.root<Root>(name);
     std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
     // A published root names formatted records (create_root's order), so
     // a null Head or Tail is damage, not an interrupted create.
@@ -300,7 +307,7 @@ class PBQueue {
 
   // PBQueueRoot's recover hook (pmem/root_registry.h): marks what the queue
   // uses, from the root alone. Nothing to repair (oldTail is volatile).
-  static void recover_root(pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
+  static void recover_root(pmem::Pool& pool, Root* root, const std::function<void(void*)>& mark) {
     trace_root(pool, root, mark);
   }
 
@@ -327,6 +334,7 @@ class PBQueue {
   }
 
   Node* head() const { return *static_cast<Node* const*>(deq_.state()); }
+  Root* root() const { return root_; }
   Node* tail() const { return *static_cast<Node* const*>(enq_.state()); }
 
   // Quiescent: values front -> back (Head exclusive .. Tail inclusive).
@@ -406,7 +414,7 @@ class PBQueue {
     sh->free = std::vector<sync::CachePadded<std::vector<Node*>>>(static_cast<std::size_t>(threads > 0 ? threads : 0));
     return sh;
   }
-  PBQueue(pmem::Pool& pool, PBQueueRoot* root, int threads)
+  PBQueue(pmem::Pool& pool, Root* root, int threads)
       : pool_(&pool), root_(root), sh_(), eobj_(init_shared(&sh_, pool, root, threads)), dobj_(&sh_),
         enq_(&root->enq, &eobj_, threads), deq_(&root->deq, &dobj_, threads) {
     // One free list per slot of the capacity (validated by the combiners
@@ -418,7 +426,7 @@ class PBQueue {
   }
 
   pmem::Pool* pool_;
-  PBQueueRoot* root_;
+  Root* root_;
   PBQueueShared sh_;
   EnqObject eobj_;
   DeqObject dobj_;
