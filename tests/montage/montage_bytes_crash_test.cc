@@ -91,13 +91,12 @@ TEST(MontageBytesCrash, RecoveryCrashedAgain) {
   for (const char* model : kModels) {
     SCOPED_TRACE(model);
     auto cfg = config(model, 1);
-    wide_sizes(cfg);
-    cfg.ops = scaled(60, 20);
+    cfg.ops = scaled(20, 10);
     cfg.images = 2;
     cfg.seed = 4;
     cfg.recovery_crash_depth = 1;
     cfg.recovery_crash_points = 4;
-    cfg.recovery_crash_every = 4;
+    cfg.recovery_crash_every = 16;
     expect_clean("crashed recovery", model, fc::run_campaign(subject(kStructure, "correct"), cfg));
   }
 }
