@@ -76,26 +76,62 @@ struct HarrisNode {
 };
 static_assert(sizeof(HarrisNode<>) <= 64);
 
+// A key/value policy of HarrisList: what a node holds and how keys compare,
+// make nodes, and what happens to a node or a value the list lets go of.
+// The list's algorithm is the same for every policy. This one is the int64
+// list of the essay above; mirror/bytes_map.h's BytesKeys holds byte strings
+// as payload offsets. A policy P provides
+//   Node, Key (the search argument), kErased (the value of an erased key),
+//   less(n, key), equal(n, key)          the order within a list;
+//   make(heap, tid, key, value, next)    a new durable node (Heap::make);
+//   discard(heap, tid, n)                frees a node never published;
+//   retire(heap, ebr, tid, n)            a node unlinked by this thread;
+//   replaced(ebr, tid, old)              a value this thread's CAS replaced
+//                                        (put or erase), to reclaim;
+//   before_value_cas(tid)                just before a put's value CAS;
+//   same_replicas(n)                     the node's pconst fields agree on
+//                                        both replicas (tests).
 template <class C = Default>
+struct IntKeys {
+  using Node = HarrisNode<C>;
+  using Key = std::int64_t;
+  static constexpr std::int64_t kErased = kTombstone;
+  IntKeys() = default;
+  IntKeys(pmem::Pool&, Heap<C>&) {}
+  static bool less(const Node* n, Key k) { return n->key.get() < k; }
+  static bool equal(const Node* n, Key k) { return n->key.get() == k; }
+  static Node* make(Heap<C>& heap, int tid, Key k, std::int64_t v, Node* next) {
+    return heap.template make<Node>(tid, k, v, next);
+  }
+  static void discard(Heap<C>& heap, int tid, Node* n) { heap.free(n, sizeof(Node), tid); }
+  static void retire(Heap<C>& heap, sync::Ebr& ebr, int tid, Node* n) { heap.retire(ebr, tid, n); }
+  static void replaced(sync::Ebr&, int, std::int64_t) {}
+  static void before_value_cas(int) {}
+  static bool same_replicas(const Node* n) { return n->key.get() == n->key.persistent()->get(); }
+};
+
+template <class C = Default, class P = IntKeys<C>>
 class HarrisList {
  public:
-  using Node = HarrisNode<C>;
+  using Node = typename P::Node;
   using Link = patomic<Node*, C>;
+  using Key = typename P::Key;
+  static constexpr std::int64_t kErased = P::kErased;
 
-  HarrisList(Heap<C>& heap, sync::Ebr& ebr) : heap_(heap), ebr_(ebr) {}
+  HarrisList(Heap<C>& heap, sync::Ebr& ebr, P& policy) : heap_(heap), ebr_(ebr), pol_(policy) {}
 
   // ------------------------------------------------------------------ set
-  bool insert(Link& head, std::int64_t key, int tid) { return insert_if_absent(head, key, 0, tid); }
+  bool insert(Link& head, const Key& key, int tid) { return insert_if_absent(head, key, 0, tid); }
 
   // Harris's delete.
-  bool remove(Link& head, std::int64_t key, int tid) {
+  bool remove(Link& head, const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     Link* left;
     Node* right;
     Node* right_next;
     for (;;) {
       right = search(head, key, &left, tid);
-      if (right == nullptr || right->key.get() != key) return false;
+      if (right == nullptr || !pol_.equal(right, key)) return false;
       right_next = right->next.load();
       if (!marked(right_next)) {
         Node* e = right_next;
@@ -104,7 +140,7 @@ class HarrisList {
     }
     Node* e = right;
     if (left->compare_exchange_strong(e, right_next)) {
-      heap_.retire(ebr_, tid, right);  // physical deletion by us
+      pol_.retire(heap_, ebr_, tid, right);  // physical deletion by us
     } else {
       search(head, key, &left, tid);  // someone else's search (or ours now) unlinks it
     }
@@ -112,60 +148,63 @@ class HarrisList {
   }
 
   // Harris's find: a search (which unlinks marked nodes on its way).
-  bool contains(Link& head, std::int64_t key, int tid) {
+  bool contains(Link& head, const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     Link* left;
     Node* right = search(head, key, &left, tid);
-    return right != nullptr && right->key.get() == key;
+    return right != nullptr && pol_.equal(right, key);
   }
 
   // ------------------------------------------------------------------ map
   // The old value, or nullopt if the key was absent (then inserted).
-  std::optional<std::int64_t> put(Link& head, std::int64_t key, std::int64_t value, int tid) {
+  std::optional<std::int64_t> put(Link& head, const Key& key, std::int64_t value, int tid) {
     auto g = ebr_.pin(tid);
     Node* node = nullptr;
     for (;;) {
       Link* left;
       Node* right = search(head, key, &left, tid);
-      if (right != nullptr && right->key.get() == key) {
+      if (right != nullptr && pol_.equal(right, key)) {
         std::int64_t cur = right->value.load();
-        if (cur == kTombstone) {
+        if (cur == kErased) {
           finish_erase(right);
           continue;
         }
+        pol_.before_value_cas(tid);
         if (right->value.compare_exchange_strong(cur, value)) {
-          if (node != nullptr) heap_.free(node, sizeof(Node), tid);  // never published
+          if (node != nullptr) pol_.discard(heap_, tid, node);  // never published
+          pol_.replaced(ebr_, tid, cur);  // unnamed now: reclaimed after the readers
           return cur;
         }
         continue;
       }
-      if (node == nullptr) node = heap_.template make<Node>(tid, key, value, right);
+      if (node == nullptr) node = pol_.make(heap_, tid, key, value, right);
       else node->next.store(right);
       Node* e = right;
       if (left->compare_exchange_strong(e, node)) return std::nullopt;
     }
   }
-  std::optional<std::int64_t> get(Link& head, std::int64_t key, int tid) {
+  std::optional<std::int64_t> get(Link& head, const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     Link* left;
     Node* right = search(head, key, &left, tid);
-    if (right == nullptr || right->key.get() != key) return std::nullopt;
+    if (right == nullptr || !pol_.equal(right, key)) return std::nullopt;
     const std::int64_t v = right->value.load();
-    if (v == kTombstone) return std::nullopt;
+    if (v == kErased) return std::nullopt;
     return v;
   }
-  std::optional<std::int64_t> erase(Link& head, std::int64_t key, int tid) {
+  std::optional<std::int64_t> erase(Link& head, const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     for (;;) {
       Link* left;
       Node* right = search(head, key, &left, tid);
-      if (right == nullptr || right->key.get() != key) return std::nullopt;
+      if (right == nullptr || !pol_.equal(right, key)) return std::nullopt;
       std::int64_t cur = right->value.load();
-      if (cur == kTombstone) {  // erased by someone else, not yet marked
+      if (cur == kErased) {  // erased by someone else, not yet marked
         finish_erase(right);
         continue;
       }
-      if (right->value.compare_exchange_strong(cur, kTombstone)) {
+      if (right->value.compare_exchange_strong(cur, kErased)) {
+        pol_.replaced(ebr_, tid, cur);  // unnamed now: reclaimed after the readers
         finish_erase(right);
         search(head, key, &left, tid);  // unlinks (and retires) it, as Harris's delete
         return cur;
@@ -200,17 +239,17 @@ class HarrisList {
   }
 
   // Harris's insert, for a key with a value.
-  bool insert_if_absent(Link& head, std::int64_t key, std::int64_t value, int tid) {
+  bool insert_if_absent(Link& head, const Key& key, std::int64_t value, int tid) {
     auto g = ebr_.pin(tid);
     Node* node = nullptr;
     for (;;) {
       Link* left;
       Node* right = search(head, key, &left, tid);
-      if (right != nullptr && right->key.get() == key) {
-        if (node != nullptr) heap_.free(node, sizeof(Node), tid);  // never published
+      if (right != nullptr && pol_.equal(right, key)) {
+        if (node != nullptr) pol_.discard(heap_, tid, node);  // never published
         return false;
       }
-      if (node == nullptr) node = heap_.template make<Node>(tid, key, value, right);
+      if (node == nullptr) node = pol_.make(heap_, tid, key, value, right);
       else node->next.store(right);  // new_node.next = right_node
       Node* e = right;
       if (left->compare_exchange_strong(e, node)) return true;
@@ -228,7 +267,7 @@ class HarrisList {
   // Harris's search: right = the first unmarked node with key >= key
   // (or nullptr), *left = the link that points to it, with the marked nodes
   // between them unlinked.
-  Node* search(Link& head, std::int64_t key, Link** left_out, int tid) {
+  Node* search(Link& head, const Key& key, Link** left_out, int tid) {
     for (;;) {  // search_again
       Link* left = &head;
       Node* left_next = nullptr;
@@ -245,7 +284,7 @@ class HarrisList {
         if (t == nullptr) break;
         t_link = &t->next;
         t_next = t->next.load();
-      } while (marked(t_next) || t->key.get() < key);
+      } while (marked(t_next) || pol_.less(t, key));
       Node* right = t;
       // 2: check nodes are adjacent
       if (left_next == right) {
@@ -258,7 +297,7 @@ class HarrisList {
       if (left->compare_exchange_strong(e, right)) {
         for (Node* n = left_next; n != right;) {  // unlinked by us: ours to retire
           Node* nx = unmark(n->next.load());
-          heap_.retire(ebr_, tid, n);
+          pol_.retire(heap_, ebr_, tid, n);
           n = nx;
         }
         if (right != nullptr && marked(right->next.load())) continue;
@@ -270,6 +309,7 @@ class HarrisList {
 
   Heap<C>& heap_;
   sync::Ebr& ebr_;
+  P& pol_;
 };
 
 }  // namespace ferrite::mirror

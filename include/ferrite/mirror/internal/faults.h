@@ -38,6 +38,17 @@ enum Fault : unsigned {
   // such a delete stays undecided, and the first update on its key after the
   // restart decides it.
   kRecoverNoHelp = 1u << 5,
+  // Byte-string map (mirror/bytes_map.h): the psync between write_payload
+  // and the value CAS of a put that replaces a value is removed — the CAS
+  // can publish (persist) an offset whose payload never reached the media.
+  kPayloadNoFence = 1u << 6,
+  // Byte-string map: a value payload replaced or erased by a CAS is freed at
+  // once instead of through EBR — a concurrent get still reading it sees its
+  // block reused (a concurrency bug: tests/mirror/mirror_bytes_stress_test.cc).
+  kPayloadFreeNow = 1u << 7,
+  // Byte-string map: the pool recovery hook marks key payloads only — pool
+  // recovery frees every live value, and a later put reuses its block.
+  kRecoverNoMarkValues = 1u << 8,
 };
 
 // The default hooks of a Config: none. A test's Config may define

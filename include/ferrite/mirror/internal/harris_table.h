@@ -16,6 +16,13 @@
 // of the region), then Heap::recover traces from the bucket heads, copying
 // every reachable object to rep_v and rebuilding the free lists. It reads
 // only the pool.
+//
+// Parameters: P, the list's key/value policy (harris_list.h: IntKeys for the
+// int64 list and map; mirror/bytes_map.h's BytesKeys), constructed as
+// P(pool, heap) and owned here, outliving the EBR whose callbacks use it;
+// R, the pool root type (mirror::Root, or one whose recover hook also marks
+// the payloads the structure names: its own type tag, so a root of one kind
+// never attaches as the other — Pool::root<R> throws kRootType).
 #pragma once
 
 #include <algorithm>
@@ -34,10 +41,10 @@
 
 namespace ferrite::mirror::internal {
 
-template <class C, std::uint32_t kStructure>
+template <class C, std::uint32_t kStructure, class P = IntKeys<C>, class R = Root>
 class HarrisTable {
  public:
-  using List = HarrisList<C>;
+  using List = HarrisList<C, P>;
   using Node = typename List::Node;
   using Link = typename List::Link;
 
@@ -66,7 +73,7 @@ class HarrisTable {
     for (std::uint64_t b = 0; b < n_; ++b) {
       if (!same(heads_[b])) return false;
       for (Node* n = unmark(heads_[b].load()); n != nullptr; n = unmark(n->next.load())) {
-        if (!same(n->value) || !same(n->next) || n->key.get() != n->key.persistent()->get()) return false;
+        if (!same(n->value) || !same(n->next) || !P::same_replicas(n)) return false;
       }
     }
     return true;
@@ -79,7 +86,8 @@ class HarrisTable {
     if (buckets == 0) throw std::invalid_argument("mirror: a table needs at least one bucket");
     heap_ = std::make_unique<Heap<C>>(pool, replica_bytes, threads);
     heads_ = heap_->template make_array<Link>(0, n_);
-    Root r;
+    pol_ = std::make_unique<P>(pool, *heap_);
+    R r;
     r.region = heap_->region();
     r.replica_bytes = heap_->replica_bytes();
     r.placement = static_cast<std::uint32_t>(C::placement::kKind);
@@ -87,12 +95,12 @@ class HarrisTable {
     r.anchor = reinterpret_cast<std::uint64_t>(heads_);
     r.anchor_bytes = n_ * sizeof(Link);
     r.param = n_;
-    root_ = pool.create_root<Root>(name, r);
-    list_ = std::make_unique<List>(*heap_, ebr_);
+    root_ = pool.create_root<R>(name, r);
+    list_ = std::make_unique<List>(*heap_, ebr_, *pol_);
   }
   // Attach to root `name` (after Pool::open recovered the pool).
   HarrisTable(pmem::Pool& pool, std::string_view name, int threads) : ebr_(threads) {
-    root_ = pool.root<Root>(name);
+    root_ = pool.root<R>(name);
     if (root_->structure != kStructure)
       throw pmem::PoolError(pmem::Errc::kRootType, "mirror: root '" + std::string(name) + "' holds another structure");
     if (root_->placement != static_cast<std::uint32_t>(C::placement::kKind))
@@ -110,7 +118,8 @@ class HarrisTable {
       if (!visit(heads, n * sizeof(Link))) return;
       for (std::uint64_t b = 0; b < n; ++b) List::trace(heads[b], visit);
     });
-    list_ = std::make_unique<List>(*heap_, ebr_);
+    pol_ = std::make_unique<P>(pool, *heap_);
+    list_ = std::make_unique<List>(*heap_, ebr_, *pol_);
   }
 
   static Node* unmark(Node* p) {
@@ -118,8 +127,9 @@ class HarrisTable {
   }
 
   std::uint64_t n_ = 0;
-  Root* root_ = nullptr;
+  R* root_ = nullptr;
   std::unique_ptr<Heap<C>> heap_;  // declared before ebr_: EBR's last frees go to a live heap
+  std::unique_ptr<P> pol_;         // likewise: EBR's callbacks of a policy (payloads) use it
   sync::Ebr ebr_;
   Link* heads_ = nullptr;  // rep_v
   std::unique_ptr<List> list_;
