@@ -109,7 +109,14 @@ struct Registration {
   // Bench (maps): takes 32-byte keys (Setup::key_size 32, `--key-size 32`);
   // the harness refuses the option for a technique without it.
   bool wide_keys = false;
+  // Bench and crash (maps and queues of byte strings): keys and values are
+  // byte strings of any size (Setup::key_size / value_size exactly, through
+  // bytes_codec.h); `--key-size` of any size selects these techniques.
+  bool byte_strings = false;
   bool crash = true;   // registered with `ferrite crashtest` (never for transient techniques)
+  // Crash campaigns: the pool is at least this large (crash::SubjectInfo::
+  // min_pool_size; per-thread slabs of many size classes need room).
+  std::size_t crash_pool_size = 0;
   bool needs_pool = true;                   // bench: give create() a fresh Ferrite pool
   std::size_t pool_size = std::size_t{256} << 20;  // bench pool bytes
   // Persistency models (crash/model.h) under which the crash campaigns must

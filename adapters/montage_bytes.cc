@@ -43,8 +43,9 @@ fa::Setup with_sizes(fa::Setup s) {
     s.sizes.value_max = s.value_size != 8 ? s.value_size : 512;
   }
   if (s.sizes.key_max == 0) {
-    s.sizes.key_min = 1;
-    s.sizes.key_max = 64;
+    // A bench run's --key-size N (other than 8) gives keys of exactly N bytes.
+    s.sizes.key_min = s.key_size != 8 ? s.key_size : 1;
+    s.sizes.key_max = s.key_size != 8 ? s.key_size : 64;
   }
   return s;
 }
@@ -124,9 +125,14 @@ struct MontageBytes {
   }
 };
 
+// Campaign pools of 8 MiB: each thread takes a 64 KiB slab per size class it
+// uses, and values of 1..4096 bytes span dozens of classes (a 1 MiB pool has
+// 15 chunks).
+constexpr std::size_t kCampaignPool = std::size_t{8} << 20;
+
 fa::Registration broken(const char* variant, const char* why) {
   return {.technique = "montage-bytes-hashmap", .variant = variant, .family = "montage",
-          .origin = fa::Origin::kFerrite, .broken = true, .description = why};
+          .origin = fa::Origin::kFerrite, .broken = true, .description = why, .crash_pool_size = kCampaignPool};
 }
 
 }  // namespace
@@ -137,6 +143,7 @@ FERRITE_REGISTER_ADAPTER(MontageBytes<mf::kNone>,
                                           .description = "nbMontage hash map of byte-string keys and values (the "
                                                          "split-ordered table over {key length, value length, key, "
                                                          "value} payloads; DISC'21)",
+                                          .byte_strings = true, .crash_pool_size = kCampaignPool,
                                           .pool_size = std::size_t{1} << 30});
 FERRITE_REGISTER_ADAPTER(MontageBytes<mf::kNoPayloadWriteback>,
                          broken("no-payload-writeback",

@@ -97,17 +97,25 @@ struct PBBytesQueue {
 
 }  // namespace
 
+// Campaign pools of at least 4 MiB: each thread's arena takes a 64 KiB chunk
+// per payload size class, and 8..512-byte values span 8 classes (a 1 MiB
+// pool has 15 chunks: 3 threads run out).
+fa::Registration campaign_pool(fa::Registration r) {
+  r.crash_pool_size = std::size_t{4} << 20;
+  return r;
+}
+
 FERRITE_REGISTER_ADAPTER(PBBytesQueue<bf::kNone>,
-                         fa::ferrite_technique("pb-bytes-queue", "pbcomb",
+                         campaign_pool(fa::ferrite_technique("pb-bytes-queue", "pbcomb",
                                                "PBqueue of byte strings: payload offsets as values, payload psync "
-                                               "before publication, reclamation after the dequeuer's next dequeue"));
+                                               "before publication, reclamation after the dequeuer's next dequeue")));
 FERRITE_REGISTER_ADAPTER(PBBytesQueue<bf::kNoPayloadPsync>,
-                         fa::ferrite_broken("pb-bytes-queue", "pbcomb", "no-payload-psync",
+                         campaign_pool(fa::ferrite_broken("pb-bytes-queue", "pbcomb", "no-payload-psync",
                                             "the payload's offset is announced without the psync after "
-                                            "write_payload (payload.h P1)"));
+                                            "write_payload (payload.h P1)")));
 FERRITE_REGISTER_ADAPTER(PBBytesQueue<bf::kFreeAtReturn>,
-                         fa::ferrite_broken("pb-bytes-queue", "pbcomb", "free-at-return",
+                         campaign_pool(fa::ferrite_broken("pb-bytes-queue", "pbcomb", "free-at-return",
                                             "a dequeued payload is freed when the dequeue returns, while the "
-                                            "durable response still names it"));
+                                            "durable response still names it")));
 
 }  // namespace adapter_pb_bytes_queue

@@ -87,6 +87,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     info.ferrite = ferrite;
     info.ablation = r.ablation;
     info.models = r.models;
+    info.min_pool_size = r.crash_pool_size;
     crash::register_subject(std::move(info));
   }
   if (r.bench && !r.broken) {
@@ -97,6 +98,7 @@ bool add(Registration r, op::Abstract abstract, bool detectable, bool persistent
     t.ablation = r.ablation;
     t.map_semantics = r.map_semantics;
     t.wide_keys = r.wide_keys;
+    t.byte_strings = r.byte_strings;
     t.buffered = buffered;
     bench::register_technique(std::move(t));
   }

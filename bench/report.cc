@@ -154,7 +154,8 @@ std::string format_table(const std::vector<Record>& records) {
     while (j < records.size() && records[j].experiment == h.experiment && records[j].structure == h.structure &&
            records[j].workload == h.workload && records[j].backend == h.backend &&
            records[j].heap_size == h.heap_size && records[j].mix == h.mix && records[j].key_range == h.key_range &&
-           records[j].sync_every == h.sync_every)
+           records[j].sync_every == h.sync_every && records[j].value_size == h.value_size &&
+           records[j].key_size == h.key_size)
       ++j;
     const bool keyed = !h.mix.empty();
     const bool syncing = h.sync_every > 0;
@@ -166,6 +167,8 @@ std::string format_table(const std::vector<Record>& records) {
     if (keyed)
       title += fmt::format(" | get:insert:remove {} | keys 1..{} | prefill {}", h.mix, h.key_range, h.prefill);
     if (syncing) title += fmt::format(" | sync every {} ops/thread", h.sync_every);
+    if (h.value_size != 8) title += fmt::format(" | values {} B", h.value_size);
+    if (h.key_size != 0 && h.key_size != 8) title += fmt::format(" | keys {} B", h.key_size);
     title += fmt::format(" | work {} | {} ==", h.work,
                          h.duration_s > 0 ? fmt::format("{:g} s/rep", h.duration_s)
                                           : fmt::format("{} ops/thread", h.ops_per_thread));

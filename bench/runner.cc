@@ -143,9 +143,10 @@ std::string check_experiment(const Experiment& e) {
   } else if (e.sync_every > 0) {
     return "sync_every applies to the set and map key-mix workload only";
   }
-  if (e.key_size != 8 && e.key_size != 32) return fmt::format("key size {} is not 8 or 32", e.key_size);
+  if (e.key_size == 0 || e.key_size > (std::size_t{16} << 20))
+    return fmt::format("key size {} is not in [1, 16 MiB]", e.key_size);
   if (e.key_size != 8 && !(e.structure == Structure::kMap && e.workload == Workload::kKeyMix))
-    return "32-byte keys apply to the map key-mix workload only";
+    return "keys other than 8 bytes apply to the map key-mix workload only";
   return {};
 }
 
@@ -485,7 +486,7 @@ std::vector<Record> run_experiment(const Experiment& e, const ProgressFn& progre
     const Technique* t = find_technique(e.structure, name);
     if (t == nullptr)
       throw std::invalid_argument("unknown technique '" + name + "' for " + structure_name(e.structure));
-    if (e.key_size != 8 && !t->wide_keys)
+    if (!t->takes_key_size(e.key_size))
       throw std::invalid_argument("technique '" + name + "' does not take " + std::to_string(e.key_size) +
                                   "-byte keys");
     for (int threads : e.threads) {

@@ -105,6 +105,13 @@ struct Technique {
   bool map_semantics = true;
   // A map technique that takes 32-byte keys (RunParams::key_size 32).
   bool wide_keys = false;
+  // Keys and values are byte strings of any size (RunParams::key_size and
+  // value_size exactly): `--key-size N` for any N runs these.
+  bool byte_strings = false;
+  // Whether the technique takes keys of `key_size` bytes.
+  bool takes_key_size(std::size_t key_size) const {
+    return key_size == 8 || byte_strings || (key_size == 32 && wide_keys);
+  }
   // Buffered durable linearizability (nbMontage): the technique answers
   // op::kSync, which makes every operation completed before it durable.
   // The others are durable at each operation and are never sent a sync.

@@ -406,7 +406,10 @@ std::string replay_command(const SubjectInfo& s, const CampaignConfig& cfg, std:
   return c + " --replay " + std::to_string(k) + ":" + std::to_string(image);
 }
 
-CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg) {
+CampaignResult run_campaign(const SubjectInfo& info, const CampaignConfig& cfg_in) {
+  CampaignConfig raised = cfg_in;
+  raised.pool_size = std::max(raised.pool_size, info.min_pool_size);
+  const CampaignConfig& cfg = raised;
   if (cfg.threads < 1 || cfg.threads > 64) throw std::invalid_argument("crash campaign: threads must be in [1, 64]");
   if (cfg.images < 0) throw std::invalid_argument("crash campaign: images must be >= 0");
   if (cfg.replay && cfg.replay->image < 0) throw std::invalid_argument("crash campaign: replay image must be >= 0");

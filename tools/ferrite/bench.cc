@@ -30,7 +30,7 @@ struct BenchArgs {
   std::uint64_t ops = 0;
   double duration = 0;
   int work = 512;
-  std::size_t value_size = 8;
+  std::vector<std::size_t> value_sizes{8};  // --value-size 100,1024: one experiment per size
   std::size_t key_size = 8;
   std::string backend = "hardware";
   int reps = 5;
@@ -110,7 +110,10 @@ void run_recovery(const BenchArgs& a, CLI::App* app) {
     if (t <= 0 || t > 64) usage_error(fmt::format("--recovery-threads: {} is not in [1, 64]", t));
   r.live_mib = a.live_mib;
   r.recovery_threads = a.recovery_threads;
-  if (given("--value-size")) r.value_size = a.value_size;
+  if (given("--value-size")) {
+    if (a.value_sizes.size() != 1) usage_error("--value-size takes one size with --recovery");
+    r.value_size = a.value_sizes.front();
+  }
   if (r.value_size < 8 || r.value_size > 4000) usage_error("--value-size must be in [8, 4000] with --recovery");
   r.reps = given("--reps") ? a.reps : 3;
   if (given("--pool-dir") && !std::filesystem::is_directory(a.pool_dir))
@@ -144,8 +147,9 @@ void run(const BenchArgs& a, CLI::App* app) {
   if (a.reps <= 0) usage_error("--reps must be > 0");
   if (a.warmup < 0) usage_error("--warmup must be >= 0");
   if (a.work < 0) usage_error("--work must be >= 0");
-  if (a.value_size < 8) usage_error("--value-size must be >= 8");
-  if (a.key_size != 8 && a.key_size != 32) usage_error("--key-size must be 8 or 32");
+  for (std::size_t v : a.value_sizes)
+    if (v < 8 || v > (std::size_t{16} << 20)) usage_error("--value-size: each size must be in [8, 16777216]");
+  if (a.key_size == 0 || a.key_size > 65536) usage_error("--key-size must be in [1, 65536]");
   if (a.heap_size < 2 || a.heap_size > (1 << 20)) usage_error("--heap-size must be in [2, 1048576]");
   for (int t : a.threads)
     if (t <= 0 || t > 1024) usage_error(fmt::format("--threads: {} is not in [1, 1024]", t));
@@ -230,7 +234,6 @@ void run(const BenchArgs& a, CLI::App* app) {
     if (given("--ops")) { e.ops_per_thread = a.ops; e.duration_s = 0; }
     if (given("--duration")) { e.duration_s = a.duration; e.ops_per_thread = 0; }
     if (given("--work")) e.work = a.work;
-    if (given("--value-size")) e.value_size = a.value_size;
     if (given("--key-size") && e.structure == Structure::kMap) e.key_size = a.key_size;
     if (given("--reps")) e.reps = a.reps;
     if (given("--warmup")) e.warmup = a.warmup;
@@ -271,12 +274,28 @@ void run(const BenchArgs& a, CLI::App* app) {
           matched.insert(n);
         }
       e.techniques = keep;
+    } else if (e.key_size != 8) {
+      // A key size the 64-bit-key techniques cannot take: run those that can
+      // (byte-string engines; 32-byte keys also the wide-key techniques), and
+      // say which were left out — never run them silently with other keys.
+      std::vector<std::string> keep, left;
+      for (const auto& n : e.techniques)
+        (bench::find_technique(e.structure, n)->takes_key_size(e.key_size) ? keep : left).push_back(n);
+      if (!left.empty())
+        std::fprintf(stderr, "ferrite bench: --key-size %zu: %zu technique(s) without %zu-byte keys left out\n",
+                     e.key_size, left.size(), e.key_size);
+      e.techniques = keep;
     }
     if (e.techniques.empty()) continue;
     // --sync-every: one experiment per period (key-mix only; checked below).
     std::vector<std::uint64_t> periods{e.sync_every};
     if (given("--sync-every") && e.workload == bench::Workload::kKeyMix) periods = a.sync_every;
+    // --value-size: one experiment per size.
+    std::vector<std::size_t> sizes{e.value_size};
+    if (given("--value-size")) sizes = a.value_sizes;
+    for (std::size_t size : sizes)
     for (std::uint64_t period : periods) {
+      e.value_size = size;
       e.sync_every = period;
       if (given("--backend") || !a.full) {
         for (const auto& [text, cfg] : backends) {
@@ -306,18 +325,20 @@ void run(const BenchArgs& a, CLI::App* app) {
       if (given(opt) && !keyed) usage_error(std::string(opt) + " applies to the set and map structures only");
   }
   if (a.key_size != 8) {
-    // 32-byte keys: maps only, and only techniques that take them (never
+    // Other key sizes: maps only, and only techniques that take them (never
     // silently run with 8-byte keys).
     std::string takes;
     for (const auto* t : bench::techniques_for(Structure::kMap))
-      if (t->wide_keys) takes += (takes.empty() ? "" : ", ") + t->name;
+      if (t->takes_key_size(a.key_size)) takes += (takes.empty() ? "" : ", ") + t->name;
+    const std::string ks = "--key-size " + std::to_string(a.key_size);
+    if (expanded.empty()) usage_error(ks + ": no map technique takes " + std::to_string(a.key_size) + "-byte keys");
     for (const auto& e : expanded) {
-      if (e.structure != Structure::kMap) usage_error("--key-size 32 applies to the map structure only (-s map)");
-      if (e.workload != bench::Workload::kKeyMix) usage_error("--key-size 32 applies to the map key-mix workload only");
+      if (e.structure != Structure::kMap) usage_error(ks + " applies to the map structure only (-s map)");
+      if (e.workload != bench::Workload::kKeyMix) usage_error(ks + " applies to the map key-mix workload only");
       for (const auto& n : e.techniques)
-        if (!bench::find_technique(e.structure, n)->wide_keys)
-          usage_error("--key-size 32: map technique '" + n + "' does not take 32-byte keys (those that do: " + takes +
-                      "; choose them with -t)");
+        if (!bench::find_technique(e.structure, n)->takes_key_size(a.key_size))
+          usage_error(ks + ": map technique '" + n + "' does not take " + std::to_string(a.key_size) +
+                      "-byte keys (those that do: " + takes + "; choose them with -t)");
     }
   }
 
@@ -395,12 +416,14 @@ void setup_bench(CLI::App* app) {
   app->add_option("--duration", a->duration, "seconds per repetition (instead of --ops)");
   app->add_option("--work", a->work, "local work between operations: uniform in [0,N] dummy iterations")
       ->capture_default_str();
-  app->add_option("--value-size", a->value_size,
-                  "payload bytes per element (>= 8; map values of mutex-std/tbb-hashmap)")
+  app->add_option("--value-size", a->value_sizes,
+                  "payload bytes per element (>= 8; map values of mutex-std/tbb-hashmap; byte-string engines store "
+                  "exactly this many bytes); a comma list runs one experiment per size")
+      ->delimiter(',')
       ->capture_default_str();
   app->add_option("--key-size", a->key_size,
-                  "map: bytes per key, 8 or 32 (32: a byte string derived from the 64-bit key, hashed and compared "
-                  "as bytes; techniques that cannot take it are refused; docs/bench.md)")
+                  "map: bytes per key — 8; 32 (a byte string derived from the 64-bit key, for the techniques with "
+                  "32-byte keys); any other size runs the byte-string engines only; docs/bench.md")
       ->capture_default_str();
   app->add_option("--backend", a->backend,
                   "hardware|hardware:clflush|hardware:clflushopt|off|nosync|emulated:NS[:PWB_NS] (comma list)")

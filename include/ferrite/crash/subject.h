@@ -171,6 +171,10 @@ struct SubjectInfo {
   // Persistency models (crash/model.h) the variant claims (a broken one: is
   // caught under); empty = the write-back models (crash::writeback_model_names()).
   std::vector<std::string> models;
+  // Campaigns use a pool of at least this many bytes (CampaignConfig::
+  // pool_size is raised to it): structures whose allocators take a slab per
+  // thread and size class (byte strings) need more than the default 1 MiB.
+  std::size_t min_pool_size = 0;
 };
 
 // Global registry (crash/registry.cc). Registration at static-init time.
