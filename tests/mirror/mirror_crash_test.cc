@@ -58,7 +58,7 @@ bool reduced_images(const Case& c) {
   const std::string s = c.structure;
   // The maps' CAS paths are their sets' plus a value CAS: in CI the maps
   // build >= 1,000 images per thread count too.
-  if (s == "mirror-bstmap" || s == "mirror-skiplistmap") return true;
+  if (s == "mirror-bstmap" || s == "mirror-skiplistmap" || s == "mirror-bytes-hashmap") return true;
   return (s.rfind("mirror-bst", 0) == 0 || s.rfind("mirror-skiplist", 0) == 0) &&
          std::string(c.variant) == "correct-nvm-replica";
 }
@@ -72,6 +72,13 @@ bool create_covered_elsewhere(const Case& c) {
          ((s == "mirror-bst" || s == "mirror-skiplist") && v == "correct-nvm-replica");
 }
 
+// The byte-string map's payloads take pool heap chunks per thread and size
+// class (keys 1..64 and values 8..512 bytes span a dozen classes): its
+// campaigns run on a 4 MiB simulated pool (`crashtest --pool-size 4194304`).
+std::size_t pool_for(const Case& c) {
+  return std::string(c.structure) == "mirror-bytes-hashmap" ? std::size_t{4} << 20 : std::size_t{1} << 20;
+}
+
 TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
   const auto& s = subject(GetParam().structure, GetParam().variant);
   ASSERT_FALSE(s.expect_violation);
@@ -82,7 +89,7 @@ TEST_P(MirrorCorrect, OneThreadEveryCrashPoint) {
     cfg.ops = scaled(120, 20);
     cfg.images = 3;
     cfg.seed = 11;
-    cfg.pool_size = 1u << 20;
+    cfg.pool_size = pool_for(GetParam());
     const auto r = ferrite::test::expect_every_point_clean(s, cfg, "mirror");
     EXPECT_GE(r.verbs, cfg.ops / 2);  // updates write back and psync
   }
@@ -101,7 +108,7 @@ TEST_P(MirrorCorrect, SeveralThreadsSampledImages) {
       cfg.crash_points = scaled(200, 20);
       cfg.images = 18;  // + 2 fixed
       cfg.seed = 5 + static_cast<std::uint64_t>(threads);
-      cfg.pool_size = 1u << 20;
+      cfg.pool_size = pool_for(GetParam());
       cfg.model = model;
       ferrite::test::expect_sampled_clean(s, cfg, want, "mirror");
     }
@@ -121,7 +128,7 @@ TEST_P(MirrorCorrect, SurvivesCrashesDuringCreateAndRecovery) {
     cfg.ops = 12;
     cfg.images = 2;
     cfg.seed = 31;
-    cfg.pool_size = 1u << 20;
+    cfg.pool_size = pool_for(GetParam());
     cfg.model = model;
     cfg.crash_create = true;
     cfg.create_crash_points = ferrite::test::create_points();
@@ -154,8 +161,44 @@ INSTANTIATE_TEST_SUITE_P(Mirror, MirrorCorrect,
                                            Case{"mirror-skiplist", "correct"},
                                            Case{"mirror-skiplist", "correct-nvm-replica"},
                                            Case{"mirror-skiplistmap", "correct"},
-                                           Case{"mirror-skiplistmap", "correct-nvm-replica"}),
+                                           Case{"mirror-skiplistmap", "correct-nvm-replica"},
+                                           Case{"mirror-bytes-hashmap", "correct"},
+                                           Case{"mirror-bytes-hashmap", "correct-nvm-replica"}),
                          name);
+
+// The byte-string map with values of 1..4096 bytes (keys 1..64): payloads of
+// many size classes, values spanning lines (a torn payload must fail its
+// check), one thread at every crash point and 2 threads sampled.
+TEST(MirrorBytesCampaign, LargeValuesOneAndTwoThreads) {
+  FERRITE_SKIP_THREADED_FORK_UNDER_ASAN();
+  for (const char* variant : {"correct", "correct-nvm-replica"}) {
+    const auto& s = subject("mirror-bytes-hashmap", variant);
+    for (const auto& model : ferrite::test::claimed_models(s))
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(variant) + " model " + model + " threads " + std::to_string(threads));
+        fc::CampaignConfig cfg;
+        cfg.model = model;
+        cfg.threads = threads;
+        cfg.ops = scaled(100, 20);
+        cfg.images = 3;
+        cfg.seed = 17;
+        cfg.pool_size = std::size_t{4} << 20;
+        cfg.sizes.key_min = 1, cfg.sizes.key_max = 64;
+        cfg.sizes.value_min = 1, cfg.sizes.value_max = 4096;
+        if (threads > 1) cfg.crash_points = scaled(150, 20);
+        auto r = fc::run_campaign(s, cfg);
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        EXPECT_GT(r.images_checked, 0u);
+        EXPECT_EQ(r.violations, 0u) << describe(r);
+        EXPECT_EQ(r.inconclusive, 0u) << describe(r);
+        std::printf("[mirror] mirror-bytes-hashmap/%s values 1..4096 [%s] %d thread(s): %llu crash points, %llu images, "
+                    "%llu violations, %llu inconclusive, %.1fs\n",
+                    variant, model.c_str(), threads, static_cast<unsigned long long>(r.crash_points),
+                    static_cast<unsigned long long>(r.images_checked), static_cast<unsigned long long>(r.violations),
+                    static_cast<unsigned long long>(r.inconclusive), r.seconds);
+      }
+  }
+}
 
 // ------------------------------------------------------------ broken variants
 struct BrokenCase {
@@ -235,7 +278,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BrokenCase{"mirror-skiplist", "recover-no-trace", 1},
                       BrokenCase{"mirror-skiplist", "recover-no-copy", 1},
                       BrokenCase{"mirror-skiplistmap", "recover-no-trace", 1},
-                      BrokenCase{"mirror-skiplistmap", "recover-no-copy", 1}),
+                      BrokenCase{"mirror-skiplistmap", "recover-no-copy", 1},
+                      BrokenCase{"mirror-bytes-hashmap", "payload-no-fence", 1},
+                      BrokenCase{"mirror-bytes-hashmap", "recover-no-mark-values", 1}),
     [](const ::testing::TestParamInfo<BrokenCase>& i) {
       std::string s = std::string(i.param.structure) + "_" + i.param.variant;
       std::replace(s.begin(), s.end(), '-', '_');
