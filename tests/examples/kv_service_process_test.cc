@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <random>
@@ -30,7 +31,10 @@ namespace kv_service_process_test {  // this file's names, apart in a unity buil
 
 namespace {
 
+// The in-tree build's kv-service, or FERRITE_KV_SERVICE (the one
+// scripts/test-install.sh builds out of the tree with find_package).
 std::string service_path() {
+  if (const char* p = std::getenv("FERRITE_KV_SERVICE")) return p;
   const std::string cli = FERRITE_CLI_PATH;
   return cli.substr(0, cli.rfind('/') + 1) + "kv-service";
 }
