@@ -65,11 +65,12 @@
 //      on a damaged payload; pointers outside the region, misaligned, or a
 //      list longer than the region's units throw kCorrupt) — a throwing hook
 //      makes the pool keep every block and name the root, never a segfault.
-//      Marked (logically deleted) nodes are traced too: a restarted search
-//      still reads... not their keys (Harris skips marked nodes unread), but
-//      it unlinks them and retires them, and the retire frees the key
-//      payload — unmarked, pool recovery would have freed it first and the
-//      retire would free it twice. Every payload not named (a replaced or
+//      Marked (logically deleted) and erased (value 0) nodes are traced
+//      too: a restarted search does not read a marked node's key (Harris
+//      skips marked nodes unread) but unlinks and retires it, and that
+//      retire frees the key payload — left unmarked, pool recovery would
+//      free it first and the retire would free it a second time (after the
+//      block was reused); an erased, unmarked node's key is still compared. Every payload not named (a replaced or
 //      erased value whose EBR free was lost, an unlinked node's key, the
 //      payloads of a put whose CAS did not persist) is freed by pool
 //      recovery: a crash leaks nothing.
