@@ -47,7 +47,9 @@ namespace op = ferrite::op;
 fa::Setup sized(const fa::Setup& in) {
   fa::Setup s = in;
   const bool bench_values = in.value_size != 8;
-  if (s.sizes.key_max == 0) s.sizes.key_min = 1, s.sizes.key_max = 64;
+  // A bench run's --key-size N (other than 8) gives keys of exactly N bytes.
+  if (s.sizes.key_max == 0) s.sizes.key_min = in.key_size != 8 ? in.key_size : 1,
+                            s.sizes.key_max = in.key_size != 8 ? in.key_size : 64;
   if (s.sizes.value_max == 0) s.sizes.value_min = bench_values ? in.value_size : 8,
                               s.sizes.value_max = bench_values ? in.value_size : 512;
   return s;
@@ -142,6 +144,10 @@ fa::Registration reg(const char* variant, bool broken, bool ablation, const char
                           .ablation = ablation,
                           .description = description,
                           .bench = !broken,
+                          .byte_strings = true,
+                          // 4 MiB campaign pools: payloads take a chunk per
+                          // thread and size class (2 threads fill 1 MiB).
+                          .crash_pool_size = std::size_t{4} << 20,
                           .pool_size = std::size_t{1} << 30};
 }
 

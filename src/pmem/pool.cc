@@ -245,7 +245,14 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   im->heal_header();
   im->start_heap();
   std::unique_ptr<Pool> pool(new Pool(std::move(im)));
-  if (opts.recover) pool->recover();
+  if (opts.recover) {
+    const RecoveryReport& rep = pool->recover();
+    if (opts.damaged_roots == PoolOptions::DamagedRoots::kRefuseOpen && !rep.failed_roots.empty())
+      fail(Errc::kCorrupt, path, "a structure is damaged: " + rep.failed_roots.front() +
+                                     (rep.failed_roots.size() > 1
+                                          ? " (and " + std::to_string(rep.failed_roots.size() - 1) + " more)"
+                                          : std::string()));
+  }
   return pool;
 }
 
@@ -373,6 +380,14 @@ void* Pool::find_root(std::string_view name, std::uint32_t tag, std::uint32_t ve
   std::lock_guard<std::mutex> g(im.root_mu);
   for (const auto& r : im.hdr.roots) {
     if (!r.in_use || name != r.name) continue;
+    // A structure whose recovery found it damaged stays closed: its blocks
+    // were kept, and following its pointers could read anywhere.
+    if (im.report)
+      for (const auto& f : im.report->failed_roots)
+        if (f.size() > name.size() + 1 && f.compare(0, name.size(), name) == 0 && f[name.size()] == ':')
+          fail(Errc::kCorrupt, im.path,
+               "root '" + std::string(name) + "' was left closed: its recovery found it damaged (" +
+                   f.substr(name.size() + 2) + "); every block of the pool was kept");
     if (r.type_tag != tag || r.type_version != ver || r.size != size) {
       auto describe = [](const char* tn, std::uint32_t t, std::uint32_t v, std::uint64_t s) {
         return std::string(*tn ? tn : "(unnamed type)") + " (tag " + hex(t) + ", version " + std::to_string(v) +

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstdio>
 #include <deque>
 #include <queue>
 #include <random>
@@ -438,6 +439,80 @@ TEST(OpLog, AttachesForFewerThreadsThanItsCapacity) {
   auto wide = fc::OpLog::attach(*tp, "wide", 1);
   EXPECT_EQ(wide.pending(63)->arg, 6);
   EXPECT_THROW(fc::OpLog::attach(*tp, "wide", 65), std::invalid_argument);
+}
+
+
+
+// Open never follows a damaged pointer (issue: a flipped byte in a node's
+// next pointer crashed the consumer with SIGSEGV): the queue's recovery hook
+// validates every node it reaches, the pool keeps every block and leaves the
+// queue closed with a message naming the offset, and the pool's other roots
+// open as usual.
+namespace damaged_queue {
+struct Other {
+  static constexpr std::uint32_t kTypeTag = 0x7E5A0201;
+  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr const char* kTypeName = "test::Other";
+  std::uint64_t value = 0;
+};
+}  // namespace damaged_queue
+
+TEST(PBQueueDamage, AFlippedNextPointerLeavesTheQueueClosedWithItsOffsetNamed) {
+  using ferrite::pmem::Errc;
+  using ferrite::pmem::Pool;
+  using ferrite::pmem::PoolError;
+  ferrite::test::TempPath p("pbq-damage");
+  std::uintptr_t next_field = 0;
+  {
+    auto pool = Pool::create(p, std::size_t{4} << 20);
+    auto q = fc::PBQueue<>::create(*pool, "jobs", 2);
+    for (int i = 1; i <= 10; ++i) q->enqueue(0, i);
+    pool->create_root<damaged_queue::Other>("other")->value = 7;
+    ferrite::persist::persist_range(pool->root<damaged_queue::Other>("other"), 8);
+    // The third node's next pointer.
+    const auto* n = q->head()->next.load()->next.load()->next.load();
+    next_field = reinterpret_cast<std::uintptr_t>(&n->next) - reinterpret_cast<std::uintptr_t>(pool->base());
+  }
+  for (const unsigned char flip : {0x01, 0x10, 0x80}) {
+    SCOPED_TRACE(static_cast<int>(flip));
+    {
+      std::FILE* f = std::fopen(p.path.c_str(), "r+b");
+      ASSERT_NE(f, nullptr);
+      std::fseek(f, static_cast<long>(next_field + 1), SEEK_SET);
+      const int c = std::fgetc(f);
+      std::fseek(f, static_cast<long>(next_field + 1), SEEK_SET);
+      std::fputc(c ^ flip, f);
+      std::fclose(f);
+    }
+    auto pool = Pool::open(p);
+    const auto& rep = *pool->recovery_report();
+    EXPECT_FALSE(rep.heap_rebuilt);
+    ASSERT_EQ(rep.failed_roots.size(), 1u);
+    EXPECT_EQ(rep.failed_roots[0].rfind("jobs: ", 0), 0u) << rep.failed_roots[0];
+    EXPECT_NE(rep.failed_roots[0].find("offset 0x"), std::string::npos) << rep.failed_roots[0];
+    try {
+      (void)fc::PBQueue<>::attach(*pool, "jobs", 2);
+      ADD_FAILURE() << "a damaged queue was attached";
+    } catch (const PoolError& e) {
+      EXPECT_EQ(e.code(), Errc::kCorrupt);
+      EXPECT_NE(std::string(e.what()).find("left closed"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(pool->root<damaged_queue::Other>("other")->value, 7u) << "the other root opens as usual";
+    // Undo the flip for the next round.
+    pool.reset();
+    std::FILE* f = std::fopen(p.path.c_str(), "r+b");
+    std::fseek(f, static_cast<long>(next_field + 1), SEEK_SET);
+    const int c = std::fgetc(f);
+    std::fseek(f, static_cast<long>(next_field + 1), SEEK_SET);
+    std::fputc(c ^ flip, f);
+    std::fclose(f);
+  }
+  // Repaired, it opens, and holds all ten in order.
+  auto pool = Pool::open(p);
+  EXPECT_TRUE(pool->recovery_report()->failed_roots.empty());
+  auto q = fc::PBQueue<>::attach(*pool, "jobs", 2);
+  for (int i = 1; i <= 10; ++i) EXPECT_EQ(q->dequeue(0), i);
+  EXPECT_EQ(q->dequeue(0), std::nullopt);
 }
 
 }  // namespace pb_basic_test

@@ -175,10 +175,11 @@ TEST(Payload, MarkedPayloadsSurviveARestartAndUnmarkedOnesAreFreed) {
 
 TEST(Payload, ADamagedPayloadPointerFailsTheHookAndKeepsEveryBlock) {
   TempPath p;
+  std::uint64_t first = 0;
   {
     auto pool = Pool::create(p, 4 * kMiB);
     Bag* bag = pool->create_root<Bag>("bag");
-    bag->off[0] = write_payload(*pool, 0, "one");
+    bag->off[0] = first = write_payload(*pool, 0, "one");
     bag->off[1] = write_payload(*pool, 0, "two");
     ferrite::persist::psync();
     bag->n = 2;
@@ -191,7 +192,27 @@ TEST(Payload, ADamagedPayloadPointerFailsTheHookAndKeepsEveryBlock) {
   ASSERT_EQ(rep.failed_roots.size(), 1u);
   EXPECT_NE(rep.failed_roots[0].find("bag"), std::string::npos) << rep.failed_roots[0];
   EXPECT_NE(rep.failed_roots[0].find("payload at offset"), std::string::npos) << rep.failed_roots[0];
-  EXPECT_EQ(read_payload(*pool, pool->root<Bag>("bag")->off[0]), "one");
+  // The damaged root stays closed (PoolOptions::damaged_roots: kLeaveClosed),
+  // its blocks kept: the undamaged payload is still intact in place.
+  try {
+    (void)pool->root<Bag>("bag");
+    ADD_FAILURE() << "a root whose recovery failed was attached";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.code(), Errc::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("left closed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(payload_problem(*pool, first), "");
+  // Asked to refuse, open fails naming the root.
+  pool.reset();
+  PoolOptions strict;
+  strict.damaged_roots = PoolOptions::DamagedRoots::kRefuseOpen;
+  try {
+    (void)Pool::open(p, strict);
+    ADD_FAILURE() << "open accepted a damaged structure with kRefuseOpen";
+  } catch (const PoolError& e) {
+    EXPECT_EQ(e.code(), Errc::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("bag: "), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace payload_test

@@ -50,6 +50,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -357,18 +358,52 @@ class PBQueue {
 
   // Marks the StateRecs, the root and the nodes Head..Tail (quiescent).
   void trace(const std::function<void(void*)>& mark) const { trace_root(*pool_, root_, mark); }
+  // Validating (docs/pool-format.md "Recovery"): every pointer it follows
+  // is checked before it is read — the records lie in the pool, each node
+  // is DUMMY or the start of a heap block that holds a node, the list from
+  // Head reaches Tail without a cycle — so a damaged queue makes the hook
+  // throw PoolError(kCorrupt) naming the offset (the pool then keeps every
+  // block and leaves this root closed) instead of reading past the pool or
+  // looping.
   static void trace_root(const pmem::Pool& pool, PBQueueRoot* root, const std::function<void(void*)>& mark) {
+    // `where`: the pool address of the damaged pointer; `value`: what it holds.
+    auto damaged = [&](const std::string& what, const void* where, const void* value) {
+      char v[24];
+      std::snprintf(v, sizeof v, "%p", value);
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "PBQueue: " + what + ": the pointer at offset 0x" +
+                                                      hex_offset(pool, where) + " holds " + v);
+    };
+    for (const PBCombRoot* r : {&root->enq, &root->deq})
+      for (void* const& rec : r->rec)
+        if (rec == nullptr || !pool.contains(rec, r->rec_bytes))
+          damaged("a StateRec pointer lies outside the pool", &rec, rec);
     pbcomb_mark_records(root->enq, mark);
     pbcomb_mark_records(root->deq, mark);
     mark(root);
+    auto node_ok = [&](const Node* n) {
+      return n == &root->dummy || (pool.contains(n, sizeof(Node)) && pool.heap().block_at(n) >= sizeof(Node));
+    };
+    Node* const* tail_at = static_cast<Node* const*>(pbcomb_current_state(root->enq));
+    Node* const* head_at = static_cast<Node* const*>(pbcomb_current_state(root->deq));
+    const Node* t = *tail_at;
+    if (!node_ok(t)) damaged("Tail is not a node", tail_at, t);
     std::unordered_set<const Node*> seen;
-    const Node* t = *static_cast<Node* const*>(pbcomb_current_state(root->enq));
-    for (Node* n = *static_cast<Node* const*>(pbcomb_current_state(root->deq));
-         n != nullptr && pool.contains(n, sizeof(Node)) && seen.insert(n).second;
-         n = n->next.load(std::memory_order_relaxed)) {
-      mark(n);
+    const void* at = head_at;  // where the pointer to n is stored
+    for (const Node* n = *head_at;;) {
+      if (n == nullptr) damaged("the list from Head ends before Tail", at, n);
+      if (!node_ok(n)) damaged(at == head_at ? "Head is not a node" : "a next pointer names no node", at, n);
+      if (!seen.insert(n).second) damaged("the list from Head loops before Tail", at, n);
+      mark(const_cast<Node*>(n));
       if (n == t) break;
+      at = &n->next;
+      n = n->next.load(std::memory_order_relaxed);
     }
+  }
+  static std::string hex_offset(const pmem::Pool& pool, const void* p) {
+    const auto off = reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(pool.base());
+    char b[24];
+    std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(off));
+    return b;
   }
 
   double combining_degree() const {

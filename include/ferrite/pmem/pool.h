@@ -145,6 +145,14 @@ struct PoolOptions {
   // zeroed by the kernel) costs more than the run (`ferrite trace`/`sim`:
   // 512 MiB, ~0.7 s of system time per recording).
   bool reserve = true;
+  // A root whose recovery hook failed (a damaged structure: its hook
+  // validates what it traces and throws naming the offset). kLeaveClosed
+  // (default): the pool opens, every block is kept (nothing is freed), the
+  // report names the root, and attaching it (root<T>) throws
+  // PoolError(kCorrupt) with the hook's reason — the other roots open as
+  // usual. kRefuseOpen: open itself throws PoolError(kCorrupt) naming it.
+  enum class DamagedRoots { kLeaveClosed, kRefuseOpen };
+  DamagedRoots damaged_roots = DamagedRoots::kLeaveClosed;
 };
 
 struct RootInfo {
@@ -394,7 +402,9 @@ class Pool {
     return obj;
   }
   // Re-attaches by name; throws kUnknownRoot, or kRootType when the stored
-  // tag, version or size differs from T's (the message names both types).
+  // tag, version or size differs from T's (the message names both types),
+  // or kCorrupt when the root's recovery hook failed at open (the report's
+  // failed_roots; PoolOptions::damaged_roots).
   template <RootType T>
   T* root(std::string_view name) {
     return static_cast<T*>(find_root(name, T::kTypeTag, T::kTypeVersion, sizeof(T), type_name<T>()));
