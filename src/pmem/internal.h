@@ -56,6 +56,10 @@ bool in_app_memory(std::uintptr_t base, std::size_t size);
 // non-tmpfs). Returns false (errno set) when the range is taken or the
 // kernel would not place it there.
 bool map_fixed(int fd, std::uintptr_t base, std::size_t size, bool writable, Media* media);
+// A private (copy-on-write) mapping of fd at exactly base, for validation.
+bool map_private(int fd, std::uintptr_t base, std::size_t size);
+// flock(LOCK_SH | LOCK_NB): refuses while another process has the pool open.
+void lock_file_shared(int fd, const std::string& path);
 // The bases create tries for a pool of `size` bytes, in order
 // (pool.h "Placement at create"): kFirstFree the stride starts in order;
 // kRandom every aligned position of the plan, in a random order.

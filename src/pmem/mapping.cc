@@ -110,6 +110,29 @@ Media probe_media(int fd) {
   return Media::kDax;
 }
 
+bool map_private(int fd, std::uintptr_t base, std::size_t size) {
+  if (!in_app_memory(base, size)) {
+    errno = EEXIST;
+    return false;
+  }
+  void* want = reinterpret_cast<void*>(base);
+  void* p = ::mmap(want, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+  if (p == MAP_FAILED) return false;
+  if (p != want) {
+    ::munmap(p, size);
+    errno = EEXIST;
+    return false;
+  }
+  return true;
+}
+
+void lock_file_shared(int fd, const std::string& path) {
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) fail(Errc::kLocked, path, "in use: open in another process (flock held)");
+    fail(Errc::kUnreadable, path, "flock failed: " + std::string(std::strerror(errno)));
+  }
+}
+
 void lock_file(int fd, const std::string& path) {
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK)

@@ -30,7 +30,7 @@ Pool::Impl::~Impl() {
   if (registered) unregister_backend();
   if (base != nullptr && !borrowed) {
     // Regular files are only durable through the page cache: flush it.
-    if (media == Media::kFile) ::msync(base, size, MS_SYNC);
+    if (media == Media::kFile && !opts.check_only) ::msync(base, size, MS_SYNC);
     ::munmap(base, size);
   }
   if (fd >= 0) ::close(fd);  // drops the flock
@@ -212,18 +212,21 @@ std::unique_ptr<Pool> Pool::create(const std::string& path, std::size_t size, co
   return std::unique_ptr<Pool>(new Pool(std::move(im)));
 }
 
-std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opts) {
-  check_options(opts, path);
+std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opts_in) {
+  check_options(opts_in, path);
+  PoolOptions opts = opts_in;
+  if (opts.check_only) opts.backend = persist::BackendConfig{persist::BackendConfig::Kind::kOff};
   auto im = std::make_unique<Impl>();
   im->path = path;
   im->opts = opts;
-  im->fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  im->fd = ::open(path.c_str(), (opts.check_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (im->fd < 0) {
     const int e = errno;
     if (e == ENOENT) fail(Errc::kNotFound, path, "no such file");
     fail(Errc::kUnreadable, path, std::string("cannot open: ") + std::strerror(e));
   }
-  detail::lock_file(im->fd, path);
+  if (opts.check_only) detail::lock_file_shared(im->fd, path);
+  else detail::lock_file(im->fd, path);
   detail::FileState fs = detail::load_and_validate(im->fd, path);
   im->size = fs.hdr.pool_size;
   // A crash worker's restarted machine: the simulator holds a view of this
@@ -231,7 +234,8 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   im->borrowed = sim_holds_view(opts.backend, reinterpret_cast<void*>(fs.hdr.base), im->size);
   if (im->borrowed)
     im->media = Media::kTmpfs;
-  else if (!detail::map_fixed(im->fd, fs.hdr.base, im->size, true, &im->media))
+  else if (opts.check_only ? !detail::map_private(im->fd, fs.hdr.base, im->size)
+                           : !detail::map_fixed(im->fd, fs.hdr.base, im->size, true, &im->media))
     fail(Errc::kBaseUnavailable, path,
          "its base address " + hex(fs.hdr.base) + " (+" + std::to_string(im->size) +
              " bytes) is taken in this process" +
@@ -242,7 +246,7 @@ std::unique_ptr<Pool> Pool::open(const std::string& path, const PoolOptions& opt
   im->slot = fs.slot;
   im->health = fs.health;
   im->register_backend();
-  im->heal_header();
+  if (!opts.check_only) im->heal_header();  // (a private mapping: nothing to heal on the file)
   im->start_heap();
   std::unique_ptr<Pool> pool(new Pool(std::move(im)));
   if (opts.recover) {

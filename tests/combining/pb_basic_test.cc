@@ -6,6 +6,8 @@
 #include <bit>
 #include <cstdio>
 #include <deque>
+#include <fstream>
+#include <iterator>
 #include <queue>
 #include <random>
 #include <set>
@@ -484,6 +486,23 @@ TEST(PBQueueDamage, AFlippedNextPointerLeavesTheQueueClosedWithItsOffsetNamed) {
       std::fputc(c ^ flip, f);
       std::fclose(f);
     }
+    // ferrite check's deep check names it too, and writes nothing.
+    {
+      std::ifstream before_f(p.path, std::ios::binary);
+      const std::string before((std::istreambuf_iterator<char>(before_f)), std::istreambuf_iterator<char>());
+      const auto shallow = ferrite::pmem::check_pool(p.path, false);
+      EXPECT_TRUE(shallow.ok && !shallow.deep_ran && shallow.damaged_roots.empty());
+      const auto deep = ferrite::pmem::check_pool(p.path, true);
+      ASSERT_TRUE(deep.ok) << deep.message;
+      EXPECT_TRUE(deep.deep_ran) << deep.deep_skipped;
+      ASSERT_EQ(deep.damaged_roots.size(), 1u);
+      EXPECT_EQ(deep.damaged_roots[0], std::string("jobs: ") + deep.damaged_roots[0].substr(6));
+      EXPECT_NE(deep.damaged_roots[0].find("PBQueue: "), std::string::npos) << deep.damaged_roots[0];
+      EXPECT_NE(deep.damaged_roots[0].find("the pointer at offset 0x"), std::string::npos) << deep.damaged_roots[0];
+      std::ifstream after_f(p.path, std::ios::binary);
+      const std::string after((std::istreambuf_iterator<char>(after_f)), std::istreambuf_iterator<char>());
+      EXPECT_TRUE(before == after) << "the deep check wrote the pool file";
+    }
     auto pool = Pool::open(p);
     const auto& rep = *pool->recovery_report();
     EXPECT_FALSE(rep.heap_rebuilt);
@@ -507,7 +526,10 @@ TEST(PBQueueDamage, AFlippedNextPointerLeavesTheQueueClosedWithItsOffsetNamed) {
     std::fputc(c ^ flip, f);
     std::fclose(f);
   }
-  // Repaired, it opens, and holds all ten in order.
+  // Repaired, it opens, and holds all ten in order (and the deep check
+  // checks both of its roots... the one it knows, the queue).
+  const auto deep = ferrite::pmem::check_pool(p.path, true);
+  EXPECT_TRUE(deep.deep_ran && deep.damaged_roots.empty() && deep.roots_checked == 1u) << deep.deep_skipped;
   auto pool = Pool::open(p);
   EXPECT_TRUE(pool->recovery_report()->failed_roots.empty());
   auto q = fc::PBQueue<>::attach(*pool, "jobs", 2);

@@ -153,6 +153,11 @@ struct PoolOptions {
   // usual. kRefuseOpen: open itself throws PoolError(kCorrupt) naming it.
   enum class DamagedRoots { kLeaveClosed, kRefuseOpen };
   DamagedRoots damaged_roots = DamagedRoots::kLeaveClosed;
+  // open() for validation only (check_pool's deep check): the file is
+  // opened read-only under a shared lock and mapped privately (copy on
+  // write) at its base, with persistence off, so recovery's hooks run —
+  // validating what they trace — and their repairs never reach the file.
+  bool check_only = false;
 };
 
 struct RootInfo {
@@ -438,9 +443,8 @@ class Pool {
   std::unique_ptr<Impl> impl_;
 };
 
-// Validates a pool file without mapping it at its base (for `ferrite check`
-// and `ferrite info`): header slots, checksum, version, size, root table,
-// chunk map. Never throws for a bad file; `ok` says whether it is sound.
+// What check_pool found (for `ferrite check` and `ferrite info`). Never
+// throws for a bad file: `ok` says whether the file is sound.
 struct CheckReport {
   bool ok = false;
   Errc error = Errc::kCorrupt;  // meaningful when !ok
@@ -455,7 +459,19 @@ struct CheckReport {
   int header_slot = -1;          // slot in force (0 or 1)
   bool other_slot_valid = false;  // the second slot verifies too
   HeaderHealth header;            // what open would find (and repair)
+  // The deep check (deep = true): the pool opened privately at its base
+  // (PoolOptions::check_only) and every root's recovery hook run in this
+  // program, each validating what it traces. deep_ran: it ran (false with
+  // deep_skipped saying why, e.g. the base is taken in this process).
+  bool deep_ran = false;
+  std::string deep_skipped;
+  std::vector<std::string> damaged_roots;  // "name: why" (RecoveryReport::failed_roots)
+  std::vector<std::string> unknown_roots;  // types this program does not know: not checked
+  std::size_t roots_checked = 0;
 };
-CheckReport check_pool(const std::string& path);
+// Validates without writing: header slots, checksum, version, size, root
+// table, chunk map; with `deep`, also every root's structure (above). `ok`
+// covers the file itself; a damaged structure is in damaged_roots.
+CheckReport check_pool(const std::string& path, bool deep = false);
 
 }  // namespace ferrite::pmem
