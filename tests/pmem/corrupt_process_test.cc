@@ -197,7 +197,15 @@ TEST(PmemCorrupt, RandomDamageIsRefusedOrSound) {
     if (c % cli_every == 0) {
       ++cli_runs;
       const int rc = run_cli_check(cp.path);
-      EXPECT_EQ(rc, rep.ok ? 0 : 1) << "case " << c << ": ferrite check disagrees (" << rep.message << ")";
+      // `ferrite check` also exits 1 for a header slot that open would
+      // repair or fall back from (docs/pool-format.md "The double header")
+      // — unless the open above already repaired it; this pool's roots are
+      // of test types the tool does not know, so its deep check has no
+      // structure to judge.
+      const bool header_sound =
+          ok_open || rep.header.state == HeaderState::kInSync || rep.header.state == HeaderState::kCompleted;
+      EXPECT_EQ(rc, rep.ok && header_sound ? 0 : 1)
+          << "case " << c << ": ferrite check disagrees (" << rep.message << rep.header.message << ")";
     }
   }
   std::printf("[ corrupt ] seed %llu: %d cases, %d opened, %d refused, %d `ferrite check` runs;",
