@@ -28,8 +28,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "adapter.h"
+#include "ferrite/pmem/pool.h"
 
 namespace ferrite::adapters::bytes {
 
@@ -90,9 +93,62 @@ inline std::int64_t decode(std::string_view b, Range r, std::uint64_t salt) {
   return encode(x, r, salt) == b ? x : kCorrupt;
 }
 
+// The sizes an adapter encodes with: the campaign's ranges (`--key-size`,
+// `--value-size`), else a bench run's sizes other than 8 bytes (exactly),
+// else the adapter's defaults (so campaigns exercise real sizes by default).
+inline Setup with_sizes(Setup s, Range key_default, Range value_default) {
+  if (s.sizes.key_max == 0) {
+    s.sizes.key_min = s.key_size != 8 ? s.key_size : key_default.lo;
+    s.sizes.key_max = s.key_size != 8 ? s.key_size : key_default.hi;
+  }
+  if (s.sizes.value_max == 0) {
+    s.sizes.value_min = s.value_size != 8 ? s.value_size : value_default.lo;
+    s.sizes.value_max = s.value_size != 8 ? s.value_size : value_default.hi;
+  }
+  return s;
+}
+
 inline std::string encode_value(std::int64_t v, const Setup& s) { return encode(v, value_range(s), kValueSalt); }
 inline std::int64_t decode_value(std::string_view b, const Setup& s) { return decode(b, value_range(s), kValueSalt); }
 inline std::string encode_key(std::int64_t k, const Setup& s) { return encode(k, key_range(s), kKeySalt); }
 inline std::int64_t decode_key(std::string_view b, const Setup& s) { return decode(b, key_range(s), kKeySalt); }
+
+// One operation of the map vocabulary on a byte-string map M (the old value
+// handed to a callback by put / get / remove, as both byte maps offer; sync
+// where M has it): keys and values encoded, what comes back decoded. A
+// payload that fails validation reads as kCorrupt (the checker reports
+// it); any other error (a full pool) propagates.
+template <class M>
+op::Response map_apply(M& m, int tid, const op::Op& o, const Setup& s, const char* technique) {
+  try {
+    std::optional<std::int64_t> old;
+    const auto take = [&](std::string_view v) { old = decode_value(v, s); };
+    switch (o.kind) {
+      case op::kPut: m.put(tid, encode_key(o.arg, s), encode_value(o.arg2, s), take); break;
+      case op::kGet: m.get(tid, encode_key(o.arg, s), take); break;
+      case op::kErase: m.remove(tid, encode_key(o.arg, s), take); break;
+      case op::kSync:
+        if constexpr (requires { m.sync(); }) m.sync();
+        return op::Response::ack();
+      default: unsupported(technique, o);
+    }
+    return op::Response::from(old);
+  } catch (const pmem::PoolError& e) {
+    if (e.code() != pmem::Errc::kCorrupt) throw;
+    return op::Response::of(kCorrupt);
+  }
+}
+
+// A map's observed state (crash/subject.h): (key, value) pairs sorted by
+// the decoded key, flattened.
+inline std::vector<std::int64_t> sorted_pairs(std::vector<std::pair<std::int64_t, std::int64_t>> kv) {
+  std::sort(kv.begin(), kv.end());
+  std::vector<std::int64_t> out;
+  for (const auto& [k, v] : kv) {
+    out.push_back(k);
+    out.push_back(v);
+  }
+  return out;
+}
 
 }  // namespace ferrite::adapters::bytes

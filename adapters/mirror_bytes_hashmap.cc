@@ -44,16 +44,7 @@ namespace fm = ferrite::mirror;
 namespace op = ferrite::op;
 
 // The campaign's ranges, or this adapter's defaults (see the file comment).
-fa::Setup sized(const fa::Setup& in) {
-  fa::Setup s = in;
-  const bool bench_values = in.value_size != 8;
-  // A bench run's --key-size N (other than 8) gives keys of exactly N bytes.
-  if (s.sizes.key_max == 0) s.sizes.key_min = in.key_size != 8 ? in.key_size : 1,
-                            s.sizes.key_max = in.key_size != 8 ? in.key_size : 64;
-  if (s.sizes.value_max == 0) s.sizes.value_min = bench_values ? in.value_size : 8,
-                              s.sizes.value_max = bench_values ? in.value_size : 512;
-  return s;
-}
+fa::Setup sized(const fa::Setup& s) { return fb::with_sizes(s, {1, 64}, {8, 512}); }
 
 template <class C>
 struct MirrorBytes {
@@ -84,28 +75,10 @@ struct MirrorBytes {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return {Map::attach(pool, s.name, options(s)), sized(s)};
   }
-  static op::Response run(Handle& h, int tid, const op::Op& o) {
-    std::optional<std::int64_t> old;
-    const auto take = [&](std::string_view v) { old = fb::decode_value(v, h.setup); };
-    const std::string key = fb::encode_key(o.arg, h.setup);
-    switch (o.kind) {
-      case op::kPut: h.m->put(tid, key, fb::encode_value(o.arg2, h.setup), take); break;
-      case op::kGet: h.m->get(tid, key, take); break;
-      case op::kErase: h.m->remove(tid, key, take); break;
-      case op::kSync: return op::Response::ack();
-      default: fa::unsupported("mirror-bytes-hashmap", o);
-    }
-    return op::Response::from(old);
-  }
+  // CRASH: a payload failing validation (a torn or freed block) reads as a
+  // corrupt value, which the checker reports; a full pool is an error.
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    try {
-      return run(h, tid, o);
-    } catch (const ferrite::pmem::PoolError& e) {
-      // CRASH: a payload failing validation (a torn or freed block) reads as
-      // a corrupt value, which the checker reports; a full pool is an error.
-      if (e.code() != ferrite::pmem::Errc::kCorrupt) throw;
-      return op::Response::of(fb::kCorrupt);
-    }
+    return fb::map_apply(*h.m, tid, o, h.setup, "mirror-bytes-hashmap");
   }
   // Reads only. A payload that throws is (kCorrupt, kCorrupt).
   static std::vector<std::int64_t> observe(Handle& h) {
@@ -119,13 +92,7 @@ struct MirrorBytes {
         kv.emplace_back(fb::kCorrupt, fb::kCorrupt);
       }
     });
-    std::sort(kv.begin(), kv.end());
-    std::vector<std::int64_t> out;
-    for (const auto& [k, v] : kv) {
-      out.push_back(k);
-      out.push_back(v);
-    }
-    return out;
+    return fb::sorted_pairs(std::move(kv));
   }
 };
 

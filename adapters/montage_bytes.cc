@@ -37,18 +37,7 @@ namespace mf = ferrite::montage::fault;
 namespace op = ferrite::op;
 
 // The sizes this adapter encodes with (see the file comment).
-fa::Setup with_sizes(fa::Setup s) {
-  if (s.sizes.value_max == 0) {
-    s.sizes.value_min = s.value_size != 8 ? s.value_size : 8;
-    s.sizes.value_max = s.value_size != 8 ? s.value_size : 512;
-  }
-  if (s.sizes.key_max == 0) {
-    // A bench run's --key-size N (other than 8) gives keys of exactly N bytes.
-    s.sizes.key_min = s.key_size != 8 ? s.key_size : 1;
-    s.sizes.key_max = s.key_size != 8 ? s.key_size : 64;
-  }
-  return s;
-}
+fa::Setup with_sizes(const fa::Setup& s) { return fb::with_sizes(s, {1, 64}, {8, 512}); }
 
 template <unsigned F>
 struct MontageBytes {
@@ -73,29 +62,11 @@ struct MontageBytes {
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
     return {Map::attach(pool, s.name, options(s), fa::montage_epoch_options(pool, s)), with_sizes(s)};
   }
-  // A value read back: its decoded integer, kCorrupt for a byte mismatch.
-  static op::Response run(Handle& h, int tid, const op::Op& o) {
-    std::optional<std::int64_t> old;
-    const auto take = [&](std::string_view v) { old = fb::decode_value(v, h.setup); };
-    switch (o.kind) {
-      case op::kPut:
-        h.m->put(tid, fb::encode_key(o.arg, h.setup), fb::encode_value(o.arg2, h.setup), take);
-        return op::Response::from(old);
-      case op::kGet: h.m->get(tid, fb::encode_key(o.arg, h.setup), take); return op::Response::from(old);
-      case op::kErase: h.m->remove(tid, fb::encode_key(o.arg, h.setup), take); return op::Response::from(old);
-      case op::kSync: h.m->sync(); return op::Response::ack();
-      default: fa::unsupported("montage-bytes-hashmap", o);
-    }
-  }
+  // A value read back: its decoded integer, kCorrupt for a byte mismatch or
+  // a payload that fails validation (lengths that do not add up to its
+  // block); a full pool is an error.
   static op::Response apply(Handle& h, int tid, std::uint64_t, const op::Op& o) {
-    try {
-      return run(h, tid, o);
-    } catch (const ferrite::pmem::PoolError& e) {
-      // CRASH: a payload that fails validation (lengths that do not add up
-      // to its block) reads as a corrupt value; a full pool is an error.
-      if (e.code() != ferrite::pmem::Errc::kCorrupt) throw;
-      return op::Response::of(fb::kCorrupt);
-    }
+    return fb::map_apply(*h.m, tid, o, h.setup, "montage-bytes-hashmap");
   }
   // Reads only: every (key, value) decoded, sorted by the decoded key (the
   // checker's map state); a damaged payload is one (kCorrupt, kCorrupt).
@@ -106,13 +77,7 @@ struct MontageBytes {
     } catch (const ferrite::pmem::PoolError&) {
       kv.emplace_back(fb::kCorrupt, fb::kCorrupt);
     }
-    std::sort(kv.begin(), kv.end());
-    std::vector<std::int64_t> out;
-    for (const auto& [k, v] : kv) {
-      out.push_back(k);
-      out.push_back(v);
-    }
-    return out;
+    return fb::sorted_pairs(std::move(kv));
   }
   static op::Op next_op(int tid, std::uint64_t& rng, fa::Workload& w) {
     const auto r = fa::Workload::step(rng);

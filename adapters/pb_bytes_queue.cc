@@ -28,18 +28,9 @@ namespace fb = ferrite::adapters::bytes;
 namespace bf = ferrite::combining::bytes_fault;
 namespace op = ferrite::op;
 
-// The sizes this adapter encodes with (see the file comment).
-fa::Setup with_sizes(fa::Setup s) {
-  if (s.sizes.value_max == 0) {
-    if (s.value_size != 8) {
-      s.sizes.value_min = s.sizes.value_max = s.value_size;
-    } else {
-      s.sizes.value_min = 8;
-      s.sizes.value_max = 512;
-    }
-  }
-  return s;
-}
+// The sizes this adapter encodes with (see the file comment; a queue has no
+// keys).
+fa::Setup with_sizes(const fa::Setup& s) { return fb::with_sizes(s, {8, 8}, {8, 512}); }
 
 template <unsigned BF>
 struct PBBytesQueue {
