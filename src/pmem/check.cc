@@ -117,7 +117,9 @@ CheckReport check_pool(const std::string& path, bool deep) {
   CheckReport rep;
   int fd = -1;
   try {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO (or a device) must not block the check; load_and_validate
+    // then refuses anything that is not a regular file.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       const int e = errno;
       if (e == ENOENT) fail(Errc::kNotFound, path, "no such file");

@@ -24,6 +24,7 @@ std::string_view errc_name(Errc e) {
     case Errc::kFull: return "full";
     case Errc::kInvalidArgument: return "invalid-argument";
     case Errc::kBackendConflict: return "backend-conflict";
+    case Errc::kNoSpace: return "no-space";
   }
   return "?";
 }

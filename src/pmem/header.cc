@@ -256,7 +256,15 @@ HeaderHealth classify_pair(const L::HeaderSlot& in_force, int slot, const L::Hea
 FileState load_and_validate(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail(Errc::kUnreadable, path, "fstat failed: " + errno_text(errno));
-  if (!S_ISREG(st.st_mode)) fail(Errc::kUnreadable, path, "not a regular file");
+  if (!S_ISREG(st.st_mode)) {
+    const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                       : S_ISDIR(st.st_mode) ? "a directory"
+                       : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device (put a DAX file system on it and a pool file in that)"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "not a regular file";
+    fail(Errc::kUnreadable, path, std::string("not a pool file: it is ") + what);
+  }
   const auto file_size = static_cast<std::uint64_t>(st.st_size);
   if (file_size < L::kChunkMapOffset)
     fail(Errc::kTruncated, path,

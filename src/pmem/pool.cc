@@ -158,9 +158,12 @@ std::unique_ptr<Pool> Pool::create(const std::string& path, std::size_t size, co
   } unlinker{tmp};
   detail::lock_file(im->fd, path);
   if (int e = opts.reserve ? ::posix_fallocate(im->fd, 0, static_cast<off_t>(size)) : EOPNOTSUPP; e != 0) {
+    if (e == ENOSPC)
+      fail(Errc::kNoSpace, path, "no space left on the file system for a " + std::to_string(size) + "-byte pool");
     if (e != EOPNOTSUPP && e != EINVAL) fail(Errc::kUnreadable, path, "cannot reserve " + std::to_string(size) + " bytes: " + std::strerror(e));
     if (::ftruncate(im->fd, static_cast<off_t>(size)) != 0)
-      fail(Errc::kUnreadable, path, "cannot size the file: " + std::string(std::strerror(errno)));
+      fail(errno == ENOSPC || errno == EFBIG ? Errc::kNoSpace : Errc::kUnreadable, path,
+           "cannot size the file: " + std::string(std::strerror(errno)));
   }
   std::uintptr_t base = opts.base;
   bool mapped = false;

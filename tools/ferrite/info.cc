@@ -118,7 +118,10 @@ void setup_create(CLI::App* sub) {
   sub->callback([o] {
     std::size_t size = 0;
     if (!parse_size(o->size, &size)) {
-      std::fprintf(stderr, "ferrite create-pool: bad --size '%s'\n", o->size.c_str());
+      std::fprintf(stderr,
+                   "ferrite create-pool: bad --size '%s': give bytes, or a number with K, M or G (powers of "
+                   "1024), e.g. 64M or 1G; a pool is 1 MiB to %zu GiB, a multiple of 4 KiB\n",
+                   o->size.c_str(), static_cast<std::size_t>(fp::kMaxPoolSize >> 30));
       throw ferrite::cli::Exit{2};
     }
     fp::PoolOptions opts;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "ferrite/cli.h"
 
@@ -13,6 +14,18 @@ int main(int argc, char** argv) {
   auto cmds = ferrite::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& c : cmds) c.setup(app.add_subcommand(c.name, c.description));
+  // An unknown command is named, with the known ones (CLI11 alone says only
+  // "A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::string want = argv[1];
+    if (std::none_of(cmds.begin(), cmds.end(), [&](const auto& c) { return c.name == want; })) {
+      std::string known;
+      for (const auto& c : cmds) known += (known.empty() ? "" : ", ") + c.name;
+      std::fprintf(stderr, "ferrite: unknown command '%s' (commands: %s; ferrite --help)\n", want.c_str(),
+                   known.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -70,6 +70,7 @@ enum class Errc {
   kFull,              // heap exhausted
   kInvalidArgument,   // bad size, name too long, ...
   kBackendConflict,   // another open pool uses a different persistence backend
+  kNoSpace,           // the file system has no room for the pool file (ENOSPC)
 };
 std::string_view errc_name(Errc e);
 
