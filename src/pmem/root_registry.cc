@@ -2,7 +2,9 @@
 #include "ferrite/pmem/root_registry.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
+#include <string>
 
 namespace ferrite::pmem {
 
@@ -10,6 +12,7 @@ namespace {
 struct Table {
   std::mutex mu;
   std::vector<RootTypeEntry> entries;
+  std::vector<std::string> conflicts;  // refused registrations of another type
 };
 // Function-local static: headers register from static initializers of any
 // translation unit, in any order.
@@ -23,8 +26,15 @@ bool register_root_type_entry(RootTypeEntry entry) {
   Table& t = table();
   std::lock_guard<std::mutex> g(t.mu);
   for (const auto& e : t.entries)
-    if (e.tag == entry.tag && e.version == entry.version)
-      return e.size == entry.size && e.type_name == entry.type_name;
+    if (e.tag == entry.tag && e.version == entry.version) {
+      if (e.size == entry.size && e.type_name == entry.type_name) return true;
+      char tag[16];
+      std::snprintf(tag, sizeof tag, "0x%08x", static_cast<unsigned>(entry.tag));
+      t.conflicts.push_back(std::string("tag ") + tag + " version " + std::to_string(entry.version) + ": '" +
+                            entry.type_name + "' (" + std::to_string(entry.size) + " bytes) refused, '" +
+                            e.type_name + "' (" + std::to_string(e.size) + " bytes) holds it");
+      return false;
+    }
   t.entries.push_back(std::move(entry));
   return true;
 }
@@ -37,6 +47,12 @@ bool find_root_type(std::uint32_t tag, std::uint32_t version, RootTypeEntry* out
   if (it == t.entries.end()) return false;
   if (out != nullptr) *out = *it;
   return true;
+}
+
+std::vector<std::string> root_type_conflicts() {
+  Table& t = table();
+  std::lock_guard<std::mutex> g(t.mu);
+  return t.conflicts;
 }
 
 std::vector<RootTypeEntry> registered_root_types() {

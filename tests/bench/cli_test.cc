@@ -52,7 +52,9 @@ TEST(BenchCli, UsageErrorsExitTwo) {
       "bench --recovery --live-mib 0",
       "bench --recovery --structure map",
       "bench --structure map --recovery-threads 2",
-      "bench --structure map --key-size 16",
+      "bench --structure map --key-size 0",
+      "bench --structure map --key-size 70000",
+      "bench --structure map -t mirror-hashmap --key-size 16",  // a named technique without 16-byte keys
       "bench --structure queue --key-size 32",
       "bench --recovery --key-size 32",
   };

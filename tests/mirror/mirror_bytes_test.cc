@@ -260,7 +260,7 @@ TEST(MirrorBytes, OpenOrCreateWithMapOptions) {
 
 // A damaged value payload: pool recovery's hook throws (the root is named,
 // every block kept), and a read throws PoolError(kCorrupt) naming the offset.
-TEST(MirrorBytes, ADamagedPayloadFailsTheHookAndReadsThrow) {
+TEST(MirrorBytes, ADamagedPayloadFailsTheHookAndLeavesTheMapClosed) {
   TempPool pool("mb-dmg");
   ferrite::sync::ThreadRegistry reg(1);
   const auto t = reg.acquire();
@@ -276,13 +276,17 @@ TEST(MirrorBytes, ADamagedPayloadFailsTheHookAndReadsThrow) {
   const auto& rep = *pool->recovery_report();
   ASSERT_EQ(rep.failed_roots.size(), 1u);
   EXPECT_NE(rep.failed_roots[0].find("m"), std::string::npos);
-  auto m = fm::BytesHashMap<>::attach(*pool, "m", opts(1));
+  EXPECT_NE(rep.failed_roots[0].find("payload at offset"), std::string::npos) << rep.failed_roots[0];
+  // The pool leaves a root whose recovery failed closed (PoolOptions::
+  // damaged_roots): attaching it throws, naming the damage; nothing is read.
   try {
-    m->get(t, "k");
-    ADD_FAILURE() << "a damaged payload was returned";
+    auto m = fm::BytesHashMap<>::attach(*pool, "m", opts(1));
+    ADD_FAILURE() << "a damaged map was attached";
   } catch (const fp::PoolError& e) {
     EXPECT_EQ(e.code(), fp::Errc::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("left closed"), std::string::npos) << e.what();
   }
+  (void)t;
 }
 
 // Two threads, each with its own keys plus shared ones it only reads; the

@@ -155,7 +155,12 @@ using internal::kNoMakePersistent;
 // The durable root of a table (both durable policies): the bucket array (in
 // the pool heap) and its length. Written once by create(), never changed.
 struct HashRoot {
-  static constexpr std::uint32_t kTypeTag = 0x42A5'0010;
+  // 0x42A5'0014: it was 0x42A5'0010, the tag of Friedman's durable queue
+  // (friedman.h), so one of the two registrations was refused and a pool
+  // holding the other was recovered by the wrong hook (caught when a root
+  // whose recovery failed started being left closed; the registry's
+  // conflicts are now tested: RootRegistry.EveryStructureRegistersADistinctRootType).
+  static constexpr std::uint32_t kTypeTag = 0x42A5'0014;
   static constexpr std::uint32_t kTypeVersion = 1;
   static constexpr const char* kTypeName = "baselines::HarrisHashTable";
   Link* buckets = nullptr;

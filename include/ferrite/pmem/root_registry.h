@@ -61,6 +61,11 @@ bool register_root_type_entry(RootTypeEntry entry);
 bool find_root_type(std::uint32_t tag, std::uint32_t version, RootTypeEntry* out);
 // Every registered type (for tools and tests), in registration order.
 std::vector<RootTypeEntry> registered_root_types();
+// Registrations refused because another type holds their (tag, version):
+// "tag 0x... version v: 'A' (n bytes) refused, 'B' (m bytes) holds it".
+// A program that links every structure must see none (a pool of the refused
+// type would be recovered by the other type's hook).
+std::vector<std::string> root_type_conflicts();
 
 template <RootType T>
 bool register_root_type(void (*hook)(Pool&, T*, const std::function<void(void*)>& mark)) {
