@@ -126,14 +126,9 @@ class PBBytesQueue {
   // type's hook kept the payloads); a queue whose hook failed there (a
   // damaged payload or list) is refused: PoolError(kCorrupt) with the
   // hook's reason — the pool kept every block, nothing was freed.
+  // (The refusal is the pool's: Pool::root leaves a root whose hook failed
+  // closed, for every structure — PoolOptions::damaged_roots.)
   static std::unique_ptr<PBBytesQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
-    if (const auto* rep = pool.recovery_report()) {
-      const std::string prefix = std::string(name) + ": ";
-      for (const auto& f : rep->failed_roots)
-        if (f.compare(0, prefix.size(), prefix) == 0)
-          throw pmem::PoolError(pmem::Errc::kCorrupt,
-                                "PBBytesQueue '" + std::string(name) + "': the pool's recovery failed: " + f);
-    }
     std::unique_ptr<PBBytesQueue> q(new PBBytesQueue(pool, Queue::attach(pool, name, threads), threads));
     // CRASH: ReturnVal[p] of the current DState record names p's last
     // dequeued payload (kept by the hook); p's next dequeue frees it.
