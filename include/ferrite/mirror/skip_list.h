@@ -36,6 +36,11 @@
 //     (mirror/harris_list.h): erase CASes the value to kTombstone, its
 //     linearization point, then removes the node (mark top-down, level 0,
 //     find); a put or erase that meets a tombstone finishes that removal.
+//   * a key/value policy P (as HarrisList's, harris_list.h): what a node
+//     holds, how keys compare, how nodes are made and freed, what happens to
+//     a value a CAS replaced. The algorithm exists once; IntSkipKeys (below)
+//     is the int64 set and map of this file, mirror/bytes_skip_map.h's
+//     BytesSkipKeys holds byte strings as payload offsets.
 //
 // Thread safety: every operation is lock-free (contains/get wait-free),
 // safe concurrently for distinct tids in [0, threads).
@@ -113,34 +118,88 @@ struct alignas(16) SkipNode {
 static_assert(sizeof(SkipNode<>) == 32 && alignof(SkipNode<>) == 16);
 static_assert(std::atomic<std::int32_t>::is_always_lock_free);
 
+// A key/value policy of HsSkipList. A policy P provides
+//   Node (fields top, owners, value, next(l), static bytes(top)), Key (the
+//   search argument), kErased (the value of an erased key);
+//   less(n, key), equal(n, key)         the order of level 0;
+//   key_of(n)                           a node's Key (n kept alive by the
+//                                       caller: an owner of it, pinned);
+//   make(heap, tid, key, top, value, edges)  a new durable node
+//                                       (Heap::make_sized); edges(node)
+//                                       constructs its next fields;
+//   make_head(heap, tid, edges)         the head node (its key never read);
+//   discard(heap, tid, n)               frees a node never published;
+//   retire(heap, ebr, tid, n)           a node unlinked at every level;
+//   replaced(ebr, tid, old)             a value this thread's CAS replaced;
+//   before_value_cas(tid)               just before a put's value CAS;
+//   same_replicas(n)                    the pconst fields agree (tests).
+// This one is the int64 skip list of the essay.
 template <class C = Default>
+struct IntSkipKeys {
+  using Node = SkipNode<C>;
+  using Key = std::int64_t;
+  static constexpr std::int64_t kErased = kTombstone;
+  static bool less(const Node* n, Key k) { return n->key.get() < k; }
+  static bool equal(const Node* n, Key k) { return n->key.get() == k; }
+  static Key key_of(const Node* n) { return n->key.get(); }
+  template <class Edges>
+  static Node* make(Heap<C>& heap, int tid, Key k, int top, std::int64_t v, Edges&& edges) {
+    return heap.template make_sized<Node>(tid, Node::bytes(top), [&](void* p) {
+      Node* n = new (p) Node(k, top, v);
+      edges(n);
+      return n;
+    });
+  }
+  template <class Edges>
+  static Node* make_head(Heap<C>& heap, int tid, int top, Edges&& edges) {
+    return make(heap, tid, 0, top, 0, edges);
+  }
+  static void discard(Heap<C>& heap, int tid, Node* n) { heap.free(n, Node::bytes(n->top.get()), tid); }
+  static void retire(Heap<C>& heap, sync::Ebr& ebr, int tid, Node* n) {
+    ebr.retire(tid, n, &free_node, &heap);  // the heap outlives EBR's last frees
+  }
+  static void replaced(sync::Ebr&, int, std::int64_t) {}
+  static void before_value_cas(int) {}
+  static bool same_replicas(const Node* n) {
+    return n->key.get() == n->key.persistent()->get() && n->top.get() == n->top.persistent()->get();
+  }
+
+ private:
+  static void free_node(void* ctx, void* p, int tid) {
+    auto* n = static_cast<Node*>(p);
+    static_cast<Heap<C>*>(ctx)->free(n, Node::bytes(n->top.get()), tid);
+  }
+};
+
+template <class C = Default, class P = IntSkipKeys<C>>
 class HsSkipList {
  public:
-  using Node = SkipNode<C>;
+  using Node = typename P::Node;
   using Edge = typename Node::Edge;
+  using Key = typename P::Key;
+  static constexpr std::int64_t kErased = P::kErased;
   static constexpr int kLevels = 20;  // levels 0 .. 19: about 1 M keys at p = 1/2
 
-  HsSkipList(Heap<C>& heap, sync::Ebr& ebr, Node* head, int threads)
-      : heap_(heap), ebr_(ebr), head_(head), rng_(static_cast<std::size_t>(threads)) {
+  HsSkipList(Heap<C>& heap, sync::Ebr& ebr, Node* head, int threads, P& policy)
+      : heap_(heap), ebr_(ebr), pol_(policy), head_(head), rng_(static_cast<std::size_t>(threads)) {
     for (std::size_t t = 0; t < rng_.size(); ++t) rng_[t].s = 0x9e3779b97f4a7c15ull * (t + 1) | 1;
   }
 
   // head: kLevels levels, all nullptr.
-  static Node* make_head(Heap<C>& heap, int tid) {
-    return heap.template make_sized<Node>(tid, Node::bytes(kLevels - 1), [](void* v) {
-      Node* n = new (v) Node(0, kLevels - 1, 0);
+  static Node* make_head(Heap<C>& heap, int tid, P& policy) {
+    return policy.make_head(heap, tid, kLevels - 1, [](Node* n) {
       for (int l = 0; l < kLevels; ++l) new (&n->next(l)) Edge(0);
-      return n;
     });
   }
+  Node* head() const { return head_; }
 
   // ------------------------------------------------------------------ set
-  bool add(std::int64_t key, int tid) {
+  bool add(const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     return add_node(key, 0, tid).second;
   }
   // The book's remove.
-  bool remove(std::int64_t key, int tid) {
+  bool remove(const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     std::array<Node*, kLevels> preds, succs;
     for (;;) {
@@ -152,54 +211,79 @@ class HsSkipList {
     }
   }
   // The book's wait-free contains.
-  bool contains(std::int64_t key, int tid) {
+  bool contains(const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     Node* n = locate(key);
-    return n != nullptr && n->key.get() == key;
+    return n != nullptr && pol_.equal(n, key);
   }
 
   // ------------------------------------------------------------------ map
-  std::optional<std::int64_t> put(std::int64_t key, std::int64_t value, int tid) {
+  // Callers of the map operations below hold an EBR pin of their own when
+  // they use an answered value after the call (a payload offset: it stays
+  // allocated until they unpin); the pins nest.
+  std::optional<std::int64_t> put(const Key& key, std::int64_t value, int tid) {
     auto g = ebr_.pin(tid);
     std::array<Node*, kLevels> preds, succs;
     for (;;) {
       if (find(key, preds, succs, tid)) {
         Node* n = succs[0];
         std::int64_t cur = n->value.load();
-        if (cur == kTombstone) {
+        if (cur == kErased) {
           remove_node(n, preds, succs, tid);  // finish the erase
           continue;
         }
-        if (n->value.compare_exchange_strong(cur, value)) return cur;
+        pol_.before_value_cas(tid);
+        if (n->value.compare_exchange_strong(cur, value)) {
+          pol_.replaced(ebr_, tid, cur);
+          return cur;
+        }
         continue;
       }
       const auto [n, added] = add_node(key, value, tid);
       if (added) return std::nullopt;
     }
   }
-  std::optional<std::int64_t> get(std::int64_t key, int tid) {
+  std::optional<std::int64_t> get(const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     Node* n = locate(key);
-    if (n == nullptr || n->key.get() != key) return std::nullopt;
+    if (n == nullptr || !pol_.equal(n, key)) return std::nullopt;
     const std::int64_t v = n->value.load();
-    if (v == kTombstone) return std::nullopt;
+    if (v == kErased) return std::nullopt;
     return v;
   }
-  std::optional<std::int64_t> erase(std::int64_t key, int tid) {
+  std::optional<std::int64_t> erase(const Key& key, int tid) {
     auto g = ebr_.pin(tid);
     std::array<Node*, kLevels> preds, succs;
     for (;;) {
       if (!find(key, preds, succs, tid)) return std::nullopt;
       Node* n = succs[0];
       std::int64_t cur = n->value.load();
-      if (cur == kTombstone) {
+      if (cur == kErased) {
         remove_node(n, preds, succs, tid);
         continue;
       }
-      if (n->value.compare_exchange_strong(cur, kTombstone)) {
+      if (n->value.compare_exchange_strong(cur, kErased)) {
+        pol_.replaced(ebr_, tid, cur);
         remove_node(n, preds, succs, tid);
         return cur;
       }
+    }
+  }
+
+  // Range scan (the caller pinned): fn(node, value) for every node of level
+  // 0 from the first with key >= lo, in list order, while fn returns true;
+  // a node is passed only if its value was not kErased and its level-0
+  // next was unmarked after that value was read (so the pair was in the map
+  // at the value's read). Keys ascend strictly along level 0 (every next
+  // names a larger key, marked nodes' frozen nexts included), so no node
+  // twice. fn decides where the range ends.
+  template <class F>
+  void scan_from(const Key& lo, F&& fn) const {
+    for (Node* n = locate(lo); n != nullptr;) {
+      const std::int64_t v = n->value.load();
+      const std::uintptr_t nx = n->next(0).load();
+      if (!marked(nx) && v != kErased && !fn(n, v)) return;
+      n = unmarked(nx);
     }
   }
 
@@ -224,12 +308,14 @@ class HsSkipList {
   }
 
   // --------------------------------------------------------------- views
-  // (key, value) of the unmarked level-0 nodes, ascending (rep_v; quiescent).
-  void collect(bool map, std::vector<std::pair<std::int64_t, std::int64_t>>& out) const {
+  // fn(node, value) for the unmarked level-0 nodes, ascending (rep_v;
+  // quiescent); with map, erased ones are left out.
+  template <class F>
+  void for_each(bool map, F&& fn) const {
     for (Node* n = unmarked(head_->next(0).load()); n != nullptr;) {
       const std::uintptr_t nx = n->next(0).load();
       const std::int64_t v = n->value.load();
-      if (!marked(nx) && !(map && v == kTombstone)) out.emplace_back(n->key.get(), v);
+      if (!marked(nx) && !(map && v == kErased)) fn(n, v);
       n = unmarked(nx);
     }
   }
@@ -239,8 +325,7 @@ class HsSkipList {
       return r.p == r.v;
     };
     for (Node* n = head_; n != nullptr; n = unmarked(n->next(0).load())) {
-      if (!same(n->value) || n->key.get() != n->key.persistent()->get() || n->top.get() != n->top.persistent()->get())
-        return false;
+      if (!same(n->value) || !P::same_replicas(n)) return false;
       for (int l = 0; l <= n->top.get(); ++l)
         if (!same(n->next(l))) return false;
     }
@@ -268,7 +353,7 @@ class HsSkipList {
 
   // The book's find: preds/succs at every level (succs[l] the first node
   // with key >= key, nullptr at the end), snipping marked nodes on the way.
-  bool find(std::int64_t key, std::array<Node*, kLevels>& preds, std::array<Node*, kLevels>& succs, int tid) {
+  bool find(const Key& key, std::array<Node*, kLevels>& preds, std::array<Node*, kLevels>& succs, int tid) {
   retry:
     Node* pred = head_;
     Node* curr = nullptr;
@@ -285,7 +370,7 @@ class HsSkipList {
           succ = curr->next(level).load();
         }
         if (curr == nullptr) break;
-        if (curr->key.get() < key) {
+        if (pol_.less(curr, key)) {
           pred = curr;
           curr = unmarked(succ);
         } else {
@@ -296,11 +381,11 @@ class HsSkipList {
       succs[static_cast<std::size_t>(level)] = curr;
     }
     (void)tid;
-    return curr != nullptr && curr->key.get() == key;
+    return curr != nullptr && pol_.equal(curr, key);
   }
 
   // The book's contains, answering the node it stops at.
-  Node* locate(std::int64_t key) const {
+  Node* locate(const Key& key) const {
     Node* pred = head_;
     Node* curr = nullptr;
     for (int level = kLevels - 1; level >= 0; --level) {
@@ -314,7 +399,7 @@ class HsSkipList {
           succ = curr->next(level).load();
         }
         if (curr == nullptr) break;
-        if (curr->key.get() < key) {
+        if (pol_.less(curr, key)) {
           pred = curr;
           curr = unmarked(succ);
         } else {
@@ -327,20 +412,18 @@ class HsSkipList {
 
   // The book's add (with a value): (node, true) if added, (found, false) if
   // the key was present.
-  std::pair<Node*, bool> add_node(std::int64_t key, std::int64_t value, int tid) {
+  std::pair<Node*, bool> add_node(const Key& key, std::int64_t value, int tid) {
     const int top = random_level(tid);
     std::array<Node*, kLevels> preds, succs;
     Node* node = nullptr;
     for (;;) {
       if (find(key, preds, succs, tid)) {
-        if (node != nullptr) heap_.free(node, Node::bytes(top), tid);  // never published
+        if (node != nullptr) pol_.discard(heap_, tid, node);  // never published
         return {succs[0], false};
       }
       if (node == nullptr) {
-        node = heap_.template make_sized<Node>(tid, Node::bytes(top), [&](void* v) {
-          Node* n = new (v) Node(key, top, value);
+        node = pol_.make(heap_, tid, key, top, value, [&](Node* n) {
           for (int l = 0; l <= top; ++l) new (&n->next(l)) Edge(bits(succs[static_cast<std::size_t>(l)]));
-          return n;
         });
       } else {
         for (int l = 0; l <= top; ++l) node->next(l).store(bits(succs[static_cast<std::size_t>(l)]));  // unpublished
@@ -389,7 +472,7 @@ class HsSkipList {
     for (;;) {
       if (marked(succ)) return false;  // someone else removed it
       if (victim->next(0).compare_exchange_strong(succ, succ | 1u)) {  // linearization point
-        find(victim->key.get(), preds, succs, tid);
+        find(pol_.key_of(victim), preds, succs, tid);  // victim: ours until release
         release(victim, tid);
         return true;
       }
@@ -400,20 +483,15 @@ class HsSkipList {
   void release(Node* n, int tid) {
     // ORDER: acq_rel: the last owner's retire happens after the other's
     // unlinking steps.
-    if (n->owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
-      ebr_.retire(tid, n, &free_node, &heap_);  // the heap outlives EBR's last frees
-  }
-  static void free_node(void* ctx, void* p, int tid) {
-    auto* n = static_cast<Node*>(p);
-    static_cast<Heap<C>*>(ctx)->free(n, Node::bytes(n->top.get()), tid);
+    if (n->owners.fetch_sub(1, std::memory_order_acq_rel) == 1) pol_.retire(heap_, ebr_, tid, n);
   }
 
   Heap<C>& heap_;
   sync::Ebr& ebr_;
+  P& pol_;
   Node* head_;  // rep_v
   std::vector<Rng> rng_;
 };
-
 // The durable set / map: a skip list in a Mirror region under a pool root.
 // Creation: the region, head (durable, Heap::make_sized), the root record
 // (pmem::Pool::create_root). Attach: trace from head, copy, rebuild; owners
@@ -454,9 +532,10 @@ class SkipList {
   std::optional<std::int64_t> get(std::int64_t key, int tid) { return algo_->get(key, tid); }
   std::optional<std::int64_t> erase(std::int64_t key, int tid) { return algo_->erase(key, tid); }
 
+  // (key, value) of the unmarked level-0 nodes, ascending (rep_v; quiescent).
   std::vector<std::pair<std::int64_t, std::int64_t>> items(bool map) const {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
-    algo_->collect(map, out);
+    algo_->for_each(map, [&](const Node* n, std::int64_t v) { out.emplace_back(n->key.get(), v); });
     return out;
   }
   bool replicas_equal() const { return algo_->replicas_equal(); }
@@ -465,7 +544,7 @@ class SkipList {
  private:
   SkipList(pmem::Pool& pool, std::string_view name, int threads, std::size_t bytes) : ebr_(threads) {
     heap_ = std::make_unique<Heap<C>>(pool, bytes, threads);
-    Node* const head = Algo::make_head(*heap_, 0);
+    Node* const head = Algo::make_head(*heap_, 0, pol_);
     Root root;
     root.region = heap_->region();
     root.replica_bytes = heap_->replica_bytes();
@@ -474,7 +553,7 @@ class SkipList {
     root.anchor = reinterpret_cast<std::uint64_t>(head);
     root.anchor_bytes = Node::bytes(Algo::kLevels - 1);
     root_ = pool.create_root<Root>(name, root);
-    algo_ = std::make_unique<Algo>(*heap_, ebr_, head, threads);
+    algo_ = std::make_unique<Algo>(*heap_, ebr_, head, threads, pol_);
   }
   SkipList(pmem::Pool& pool, std::string_view name, int threads) : ebr_(threads) {
     root_ = pool.root<Root>(name);
@@ -492,11 +571,12 @@ class SkipList {
     heap_->recover([head, &seen](auto& visit) { Algo::trace(head, visit, &seen); });
     // ORDER: relaxed: single-threaded recovery, before the structure is shared.
     for (Node* n : seen) n->owners.store(1, std::memory_order_relaxed);
-    algo_ = std::make_unique<Algo>(*heap_, ebr_, head, threads);
+    algo_ = std::make_unique<Algo>(*heap_, ebr_, head, threads, pol_);
   }
 
   Root* root_ = nullptr;
   std::unique_ptr<Heap<C>> heap_;  // declared before ebr_: EBR's last frees go to a live heap
+  IntSkipKeys<C> pol_;             // stateless (its retire's context is the heap)
   sync::Ebr ebr_;
   std::unique_ptr<Algo> algo_;
 };
