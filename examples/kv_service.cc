@@ -17,9 +17,17 @@
 //   put KEY VALUE   ->  inserted | replaced
 //   get KEY         ->  value VALUE | absent
 //   del KEY         ->  removed | absent
+//   scan LO HI N    ->  up to N lines "pair KEY VALUE" for the keys in
+//                       [LO, HI) in ascending byte order, then "end K"
+//                       (K pairs sent); "-" as HI means no upper bound
+//                       (an empty HI would make the range empty).
+//                       Ordered engines only (ferrite::OrderedMap); the
+//                       others answer "error: ... not ordered"
 //   size            ->  size N
 //   quit            ->  bye (the pool is closed cleanly)
-// Anything else gets "error: ..." and the service goes on.
+// Keys are at most 64 KiB (the engines take up to 16 MiB; the service's
+// bound gives `scan` an unbounded upper end). Anything else gets
+// "error: ..." and the service goes on.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +51,10 @@ namespace {
 
 using ferrite::pmem::Pool;
 
+// The service's key limit (the engines take up to pmem::kMaxPayloadBytes):
+// it gives `scan KEY -` a finite bound above every key.
+constexpr std::size_t kMaxKeyBytes = std::size_t{64} << 10;
+
 // One engine behind the commands: the map interface of ferrite/map.h, plus
 // whether acknowledgements wait for a sync (buffered engines).
 struct Engine {
@@ -52,6 +64,10 @@ struct Engine {
   virtual bool remove(const ferrite::Thread& t, std::string_view k) = 0;
   virtual std::size_t size() const = 0;
   virtual void make_durable() = 0;  // before an update is acknowledged
+  // Keys in [lo, hi) (no hi: to the last key) in ascending
+  // order, at most `limit` pairs; false when the engine is not ordered.
+  virtual bool scan(const ferrite::Thread& t, std::string_view lo, std::optional<std::string_view> hi,
+                    std::size_t limit, const std::function<void(std::string_view, std::string_view)>& fn) = 0;
 };
 
 template <ferrite::Map M>
@@ -62,6 +78,29 @@ struct EngineOf final : Engine {
   std::optional<std::string> get(const ferrite::Thread& t, std::string_view k) override { return m->get(t, k); }
   bool remove(const ferrite::Thread& t, std::string_view k) override { return m->remove(t, k); }
   std::size_t size() const override { return m->size(); }
+  bool scan(const ferrite::Thread& t, std::string_view lo, std::optional<std::string_view> hi, std::size_t limit,
+            const std::function<void(std::string_view, std::string_view)>& fn) override {
+    if constexpr (ferrite::OrderedMap<M>) {
+      std::size_t sent = 0;
+      auto visit = [&](std::string_view k, std::string_view v) {
+        if (sent == limit) return false;  // the callback stops the scan
+        fn(k, v);
+        ++sent;
+        return true;
+      };
+      m->scan(t, lo, hi ? *hi : unbounded(), visit);
+      return true;
+    } else {
+      (void)t, (void)lo, (void)hi, (void)limit, (void)fn;
+      return false;
+    }
+  }
+  // An upper bound above every key the service stores (keys are at most
+  // kMaxKeyBytes): kMaxKeyBytes + 1 bytes of 0xff.
+  static std::string_view unbounded() {
+    static const std::string top(kMaxKeyBytes + 1, '\xff');
+    return top;
+  }
   void make_durable() override {
     // A buffered engine (nbMontage) persists in epochs: an acknowledgement
     // must wait for the sync that makes the update durable.
@@ -181,6 +220,9 @@ int main(int argc, char** argv) {
         const auto sp = rest.find(' ');
         if (sp == std::string::npos || !unhex(rest.substr(0, sp), &k) || !unhex(rest.substr(sp + 1), &v)) {
           reply = "error: put KEY VALUE, both hex";
+        } else if (k.size() > kMaxKeyBytes) {
+          reply = "error: key of " + std::to_string(k.size()) + " bytes: the service takes keys of at most " +
+                  std::to_string(kMaxKeyBytes) + " bytes";
         } else {
           const bool inserted = map->put(me, k, v);
           map->make_durable();
@@ -201,13 +243,39 @@ int main(int argc, char** argv) {
           map->make_durable();
           reply = removed ? "removed" : "absent";
         }
+      } else if (cmd == "scan") {
+        const auto sp = rest.find(' ');
+        const auto sp2 = sp == std::string::npos ? std::string::npos : rest.find(' ', sp + 1);
+        std::string lo, hi;
+        char* end = nullptr;
+        const std::string ns = sp2 == std::string::npos ? "" : rest.substr(sp2 + 1);
+        const unsigned long long n = ns.empty() ? 0 : std::strtoull(ns.c_str(), &end, 10);
+        const bool unbounded = sp2 != std::string::npos && rest.substr(sp + 1, sp2 - sp - 1) == "-";
+        if (sp2 == std::string::npos || !unhex(rest.substr(0, sp), &lo) ||
+            (!unbounded && !unhex(rest.substr(sp + 1, sp2 - sp - 1), &hi)) || ns.empty() || *end != '\0') {
+          reply = "error: scan LO HI N (LO, HI hex, HI '-' for no bound, N a count)";
+        } else {
+          std::string out;
+          std::size_t sent = 0;
+          const bool ordered = map->scan(me, lo, unbounded ? std::nullopt : std::optional<std::string_view>(hi), n,
+                                         [&](std::string_view key, std::string_view val) {
+                                           out += "pair " + hex(key) + " " + hex(val) + "\n";
+                                           ++sent;
+                                         });
+          if (!ordered) {
+            reply = "error: engine '" + engine + "' is not ordered (scan needs an ordered engine)";
+          } else {
+            std::cout << out;
+            reply = "end " + std::to_string(sent);
+          }
+        }
       } else if (cmd == "size") {
         reply = "size " + std::to_string(map->size());
       } else if (cmd == "quit") {
         std::cout << "bye" << std::endl;
         break;
       } else {
-        reply = "error: unknown command '" + cmd + "' (put, get, del, size, quit)";
+        reply = "error: unknown command '" + cmd + "' (put, get, del, scan, size, quit)";
       }
     } catch (const std::exception& e) {
       reply = std::string("error: ") + e.what();  // a limit (size, full pool): nothing changed
