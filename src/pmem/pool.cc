@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ferrite/pmem/root_scope.h"
 #include "internal.h"
 
 namespace ferrite::pmem {
@@ -115,12 +116,20 @@ void check_options(const PoolOptions& o, const std::string& path) {
     fail(Errc::kInvalidArgument, path, "arenas must be in [1, 4096], got " + std::to_string(o.arenas));
 }
 
+std::string& scope_storage() {
+  static std::string s;
+  return s;
+}
+
 void validate_root_name(std::string_view name, const std::string& path) {
   if (name.empty() || name.size() >= L::kRootNameBytes || name.find('\0') != std::string_view::npos)
     fail(Errc::kInvalidArgument, path,
          "root name '" + std::string(name) + "' must be 1..47 characters without NUL");
 }
 }  // namespace
+
+void set_root_scope(std::string prefix) { scope_storage() = std::move(prefix); }
+const std::string& root_scope() { return scope_storage(); }
 
 // ------------------------------------------------------------ create/open
 
@@ -327,6 +336,8 @@ void* Pool::replica() const {
 
 void* Pool::alloc_root(std::string_view name, std::uint32_t tag, std::uint32_t ver, std::size_t size,
                        std::size_t align, const char* type_name) {
+  const std::string scoped_name = root_scope() + std::string(name);
+  name = scoped_name;
   Impl& im = *impl_;
   validate_root_name(name, im.path);
   std::lock_guard<std::mutex> g(im.root_mu);
@@ -355,6 +366,8 @@ void* Pool::alloc_root(std::string_view name, std::uint32_t tag, std::uint32_t v
 }
 
 void Pool::publish_root(std::string_view name) {
+  const std::string scoped_name = root_scope() + std::string(name);
+  name = scoped_name;
   Impl& im = *impl_;
   std::lock_guard<std::mutex> g(im.root_mu);
   auto it = std::find_if(im.pending.begin(), im.pending.end(), [&](const L::RootEntry& r) { return name == r.name; });
@@ -373,6 +386,8 @@ void Pool::publish_root(std::string_view name) {
 }
 
 void Pool::abandon_root(std::string_view name) {
+  const std::string scoped_name = root_scope() + std::string(name);
+  name = scoped_name;
   Impl& im = *impl_;
   std::lock_guard<std::mutex> g(im.root_mu);
   auto it = std::find_if(im.pending.begin(), im.pending.end(), [&](const L::RootEntry& r) { return name == r.name; });
@@ -383,6 +398,8 @@ void Pool::abandon_root(std::string_view name) {
 
 void* Pool::find_root(std::string_view name, std::uint32_t tag, std::uint32_t ver, std::size_t size,
                       const char* type_name) {
+  const std::string scoped_name = root_scope() + std::string(name);
+  name = scoped_name;
   Impl& im = *impl_;
   std::lock_guard<std::mutex> g(im.root_mu);
   for (const auto& r : im.hdr.roots) {
@@ -410,6 +427,8 @@ void* Pool::find_root(std::string_view name, std::uint32_t tag, std::uint32_t ve
 }
 
 bool Pool::has_root(std::string_view name) const {
+  const std::string scoped_name = root_scope() + std::string(name);
+  name = scoped_name;
   std::lock_guard<std::mutex> g(impl_->root_mu);
   for (const auto& r : impl_->hdr.roots)
     if (r.in_use && name == r.name) return true;
