@@ -359,6 +359,7 @@ class EpochSys {
   }
 
   int max_threads() const { return threads_; }
+  pmem::Pool& pool() const { return pool_; }  // the pool the blocks are in (offsets in errors)
   std::uint64_t epoch() const { return root_->global_epoch.load(std::memory_order_seq_cst); }
   MontageRoot* root() const { return root_; }
 

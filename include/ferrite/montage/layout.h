@@ -167,6 +167,7 @@ static_assert(offsetof(MontageRoot, descs) == 192);
 static_assert(sizeof(MontageRoot) == 192 + 64 * kMaxThreads + 64);
 
 // Structures built on the epoch system (MontageRoot::kind).
-enum class Kind : std::uint64_t { kQueue = 1, kHashMap = 2, kBst = 3, kSkipList = 4, kSplitOrdered = 5, kBytesHashMap = 6, kTest = 99 };
+enum class Kind : std::uint64_t { kQueue = 1, kHashMap = 2, kBst = 3, kSkipList = 4, kSplitOrdered = 5, kBytesHashMap = 6,
+                                  kBytesSkipList = 7, kBytesQueue = 8, kTest = 99 };
 
 }  // namespace ferrite::montage

@@ -29,6 +29,18 @@
 // and the serial counter restarts past the largest one. Dequeued payloads
 // are cancelled by their anti-nodes (or reset) and never come back.
 //
+// Byte strings (V = montage::Bytes; the public interface is bytes_queue.h's
+// BytesQueue): the same algorithm with a payload {serial (8 bytes), value
+// length (4), 4 zero bytes, the value's bytes} (PBlk::size = 16 + length
+// exactly), values of 0 to pmem::kMaxPayloadBytes bytes. Enqueue fills the
+// payload before its lin_CAS (constraint 3: only the serial number is set
+// between attempts, while the payload is still unattached); dequeue copies
+// the value out after its lin_CAS, under its epoch pin (the payload is
+// freed only once EBR has freed the node that carries it). Recovery
+// validates every kept payload (its length against its block's size, the
+// serial number's range) before it links any: a damaged one is
+// PoolError(kCorrupt) naming its offset in the pool.
+//
 // Memory: DRAM nodes are reclaimed with epoch-based reclamation
 // (sync/ebr.h); freeing a node pdeletes the payload it carried.
 //
@@ -47,21 +59,26 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/bytes_payload.h"
 #include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
 
 namespace ferrite::montage {
 
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
-// original, TransientMSQueue below).
-template <unsigned F = fault::kNone, class S = EpochSys<F>>
+// original, TransientMSQueue below). V: std::int64_t, or montage::Bytes
+// (byte-string values, persistent only).
+template <unsigned F = fault::kNone, class S = EpochSys<F>, class V = std::int64_t>
 class MSQueue {
  public:
   using Sys = S;
@@ -73,13 +90,24 @@ class MSQueue {
     std::int64_t value;
     std::uint64_t serial;
   };
+  static constexpr bool kBytes = std::is_same_v<V, Bytes>;
+  static_assert(!kBytes || Sys::kPersistent, "byte-string values: the persistent queue only");
+  using In = std::conditional_t<kBytes, std::string_view, std::int64_t>;   // what enqueue takes
+  using Out = std::conditional_t<kBytes, std::string, std::int64_t>;       // what dequeue returns
+  static constexpr Kind kKind = kBytes ? Kind::kBytesQueue : Kind::kQueue;
+  // The byte-string payload's header (see the file comment).
+  struct BytesItem {
+    std::uint64_t serial;
+    std::uint32_t length;
+    std::uint32_t zero;
+  };
 
   static std::unique_ptr<MSQueue> create(pmem::Pool& pool, std::string_view name, int threads,
                                          const EpochOptions& opt = {})
     requires Sys::kPersistent
   {
     auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
-    q->es_ = Sys::create(pool, name, Kind::kQueue, threads, opt);
+    q->es_ = Sys::create(pool, name, kKind, threads, opt);
     q->init_empty();
     return q;
   }
@@ -97,22 +125,33 @@ class MSQueue {
     requires Sys::kPersistent
   {
     auto* root = pool.root<MontageRoot>(name);
-    if (root->kind != static_cast<std::uint64_t>(Kind::kQueue))
-      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a queue");
+    if (root->kind != static_cast<std::uint64_t>(kKind))
+      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a " +
+                               (kBytes ? "byte-string queue" : "queue"));
     Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto q = std::unique_ptr<MSQueue>(new MSQueue(threads));
     std::vector<PBlk*> kept;
     q->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
     q->init_empty();
-    std::sort(kept.begin(), kept.end(),
-              [](const PBlk* a, const PBlk* b) { return Sys::template get<Item>(a).serial < Sys::template get<Item>(b).serial; });
+    // Bytes: every kept payload validated before any is linked (a damaged
+    // one throws PoolError(kCorrupt) naming its offset; the DRAM side built
+    // so far is freed by the destructor).
+    if constexpr (kBytes) {
+      try {
+        for (const PBlk* p : kept) (void)q->checked(p);
+      } catch (...) {
+        q->abandon();  // a refused recovery: the close writes nothing more to the pool
+        throw;
+      }
+    }
+    std::sort(kept.begin(), kept.end(), [](const PBlk* a, const PBlk* b) { return serial_of(a) < serial_of(b); });
     Node* last = reinterpret_cast<Node*>(q->es_->load(q->head_));
     std::uint64_t next_serial = 0;
     for (PBlk* p : kept) {
       Node* n = new Node(p);
       Sys::init(last->next, reinterpret_cast<std::uint64_t>(n));
       last = n;
-      next_serial = Sys::template get<Item>(p).serial + 1;
+      next_serial = serial_of(p) + 1;
     }
     q->tail_.store(last, std::memory_order_relaxed);
     q->serial_.store(next_serial, std::memory_order_relaxed);
@@ -130,9 +169,9 @@ class MSQueue {
     }
   }
 
-  void enqueue(int tid, std::int64_t v) {
+  void enqueue(int tid, In v) {
     auto g = ebr_->pin(tid);
-    Node* n = new Node(es_->template pnew<Item>(tid, Item{v, 0}));
+    Node* n = new Node(make(tid, v));
     for (;;) {
       Node* t = tail_.load(std::memory_order_seq_cst);
       const std::uint64_t sn = serial_.fetch_add(1, std::memory_order_seq_cst);  // §5: between the tail loads
@@ -142,7 +181,7 @@ class MSQueue {
         tail_.compare_exchange_strong(t, reinterpret_cast<Node*>(next), std::memory_order_seq_cst);
         continue;
       }
-      es_->template own<Item>(tid, n->payload).serial = sn;  // unattached: still mutable
+      set_serial(tid, n->payload, sn);  // unattached: still mutable
       if (es_->lin_cas(tid, t->next, 0, reinterpret_cast<std::uint64_t>(n))) {
         tail_.compare_exchange_strong(t, n, std::memory_order_seq_cst);
         return;
@@ -150,7 +189,7 @@ class MSQueue {
     }
   }
 
-  std::optional<std::int64_t> dequeue(int tid) {
+  std::optional<Out> dequeue(int tid) {
     auto g = ebr_->pin(tid);
     for (;;) {
       const std::uint64_t h = es_->load(head_);
@@ -164,11 +203,25 @@ class MSQueue {
         continue;
       }
       Node* nn = reinterpret_cast<Node*>(next);
-      const std::int64_t v = Sys::template get<Item>(nn->payload).value;
-      es_->pdetach(tid, nn->payload);  // the value leaves with this op
-      if (es_->lin_cas(tid, head_, h, next)) {
-        ebr_->retire(tid, hn, &MSQueue::free_node, this);
-        return v;
+      if constexpr (kBytes) {
+        es_->pdetach(tid, nn->payload);  // the value leaves with this op
+        // PERSIST: the linearization point; the anti-node of nn's payload
+        // is tagged at l.69–74 and cancels it in recovery (rule 3).
+        if (es_->lin_cas(tid, head_, h, next)) {
+          ebr_->retire(tid, hn, &MSQueue::free_node, this);
+          // nn is the sentinel now; its payload is freed only when EBR
+          // frees nn, after this pin (B2 of bytes_queue.h).
+          std::optional<Out> out(std::in_place, value_view(nn->payload));
+          if constexpr ((F & fault::kFreeOnDetach) != 0) es_->free_now(tid, nn->payload);
+          return out;
+        }
+      } else {
+        const std::int64_t v = Sys::template get<Item>(nn->payload).value;
+        es_->pdetach(tid, nn->payload);  // the value leaves with this op
+        if (es_->lin_cas(tid, head_, h, next)) {
+          ebr_->retire(tid, hn, &MSQueue::free_node, this);
+          return v;
+        }
       }
     }
   }
@@ -179,13 +232,16 @@ class MSQueue {
   void abandon() { es_->abandon(); }
   Sys& epochs() { return *es_; }
 
-  // Front to back (quiescent only).
-  std::vector<std::int64_t> contents() {
-    std::vector<std::int64_t> out;
+  // Front to back (quiescent only). Bytes: each payload validated
+  // (PoolError(kCorrupt) naming a damaged one's offset).
+  std::vector<Out> contents() {
+    std::vector<Out> out;
     Node* h = reinterpret_cast<Node*>(es_->load(head_));
     for (Node* n = reinterpret_cast<Node*>(es_->load(h->next)); n != nullptr;
-         n = reinterpret_cast<Node*>(es_->load(n->next)))
-      out.push_back(Sys::template get<Item>(n->payload).value);
+         n = reinterpret_cast<Node*>(es_->load(n->next))) {
+      if constexpr (kBytes) out.emplace_back(value_view(n->payload));
+      else out.push_back(Sys::template get<Item>(n->payload).value);
+    }
     return out;
   }
 
@@ -197,6 +253,54 @@ class MSQueue {
   };
 
   explicit MSQueue(int threads) : ebr_(std::make_unique<sync::Ebr>(threads)) {}
+
+  // The payload of a new element, filled (but its serial number) before
+  // any lin_CAS can publish it. PERSIST: nothing here: the epoch system
+  // writes the block back whole from its tagging epoch's buffer (P1).
+  PBlk* make(int tid, In v) {
+    if constexpr (kBytes) {
+      internal::check_bytes_size("value", v.size());
+      PBlk* p = es_->pnew_bytes(tid, sizeof(BytesItem) + v.size());
+      char* d = &es_->template own<char>(tid, p);
+      const BytesItem hdr{0, static_cast<std::uint32_t>(v.size()), 0};
+      std::memcpy(d, &hdr, sizeof hdr);
+      if (!v.empty()) std::memcpy(d + sizeof hdr, v.data(), v.size());
+      return p;
+    } else {
+      return es_->template pnew<Item>(tid, Item{v, 0});
+    }
+  }
+  void set_serial(int tid, PBlk* p, std::uint64_t sn) {
+    if constexpr (kBytes) es_->template own<BytesItem>(tid, p).serial = sn;
+    else es_->template own<Item>(tid, p).serial = sn;
+  }
+  static std::uint64_t serial_of(const PBlk* p) {
+    if constexpr (kBytes) return Sys::template get<BytesItem>(p).serial;
+    else return Sys::template get<Item>(p).serial;
+  }
+  // Bytes: the payload's value, validated: its length must fill its block
+  // exactly, its padding be zero and its serial number one this queue can
+  // have given (below 2^62): else PoolError(kCorrupt) naming its offset.
+  std::string_view checked(const PBlk* p) const
+    requires kBytes
+  {
+    const std::uint64_t size = p->size.load(std::memory_order_relaxed);
+    BytesItem hdr{};
+    if (size >= sizeof hdr) std::memcpy(&hdr, p->data(), sizeof hdr);
+    if (size < sizeof hdr || std::uint64_t{hdr.length} + sizeof hdr != size || hdr.zero != 0 ||
+        hdr.serial >= (std::uint64_t{1} << 62))
+      throw pmem::PoolError(pmem::Errc::kCorrupt,
+                            "montage: the byte-string queue payload at offset " +
+                                std::to_string(es_->pool().offset_of(p)) + " holds a " + std::to_string(size) +
+                                "-byte block but says a value of " + std::to_string(hdr.length) +
+                                " bytes (serial " + std::to_string(hdr.serial) + ")");
+    return std::string_view(static_cast<const char*>(p->data()) + sizeof hdr, hdr.length);
+  }
+  std::string_view value_view(const PBlk* p) const
+    requires kBytes
+  {
+    return checked(p);
+  }
   void init_empty() {
     Node* s = new Node(nullptr);
     Sys::init(head_, reinterpret_cast<std::uint64_t>(s));
@@ -207,7 +311,9 @@ class MSQueue {
   static void free_node(void* ctx, void* p, int tid) {
     auto* q = static_cast<MSQueue*>(ctx);
     auto* n = static_cast<Node*>(p);
-    if (!q->closing_ && n->payload != nullptr) q->es_->pdelete(tid, n->payload);
+    // The broken variant kFreeOnDetach freed the bytes payload at its dequeue.
+    constexpr bool freed = kBytes && (F & fault::kFreeOnDetach) != 0;
+    if (!freed && !q->closing_ && n->payload != nullptr) q->es_->pdelete(tid, n->payload);
     delete n;
   }
 

@@ -94,6 +94,7 @@
 #include <vector>
 
 #include "ferrite/montage/epoch_sys.h"
+#include "ferrite/montage/internal/bytes_payload.h"
 #include "ferrite/montage/internal/kv_payload.h"
 #include "ferrite/montage/transient_sys.h"
 #include "ferrite/sync/ebr.h"
@@ -105,7 +106,13 @@ struct SkipListOptions {
 };
 
 // K: std::int64_t, or ferrite::Key32 (32-byte keys compared as bytes,
-// stored in the payload and in the tower: `ferrite bench --key-size 32`).
+// stored in the payload and in the tower: `ferrite bench --key-size 32`),
+// or montage::Bytes: byte-string keys and values of any size (the payload
+// is internal/bytes_payload.h's; the tower holds a DRAM copy of the key's
+// bytes after its links, since `val` — and with it the payload — changes
+// under a replace while the tower stays; the public interface is
+// bytes_skip_map.h's BytesSkipMap). The policy internal::KVPolicy<K> says
+// how payloads are made and read; the algorithm below is the same for all.
 // S: the system, EpochSys<F> (persistent) or TransientSys (the transient
 // original, TransientSkipList below).
 template <unsigned F = fault::kNone, class K = std::int64_t, class S = EpochSys<F>>
@@ -118,16 +125,19 @@ class SkipList {
   using PBlk = typename Sys::Blk;
   using Options = SkipListOptions;
   static constexpr int kLevels = 20;  // 2^20 keys at p = 1/2
-  using Key = K;
-  using KV = internal::KVOf<K>;  // {key, value} + padding (internal/kv_payload.h)
-  using Keyed = internal::KeyedOf<K>;
+  using Policy = internal::KVPolicy<K>;  // internal/kv_payload.h, internal/bytes_payload.h
+  using Key = typename Policy::Key;      // K, or (Bytes) a std::string_view (the tower's copy)
+  using Value = typename Policy::Value;  // std::int64_t, or (Bytes) a view into the payload
+  static constexpr bool kBytes = Policy::kBytes;
+  static constexpr Kind kKind = kBytes ? Kind::kBytesSkipList : Kind::kSkipList;
+  using Keyed = std::pair<Key, PBlk*>;
 
   static std::unique_ptr<SkipList> create(pmem::Pool& pool, std::string_view name, int threads,
                                           const SkipListOptions& so = {}, const EpochOptions& opt = {})
     requires Sys::kPersistent
   {
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
-    l->es_ = Sys::create(pool, name, Kind::kSkipList, threads, opt);
+    l->es_ = Sys::create(pool, name, kKind, threads, opt);
     return l;
   }
   // The transient original: payloads in DRAM, nothing persists.
@@ -144,15 +154,33 @@ class SkipList {
     requires Sys::kPersistent
   {
     auto* root = pool.root<MontageRoot>(name);
-    if (root->kind != static_cast<std::uint64_t>(Kind::kSkipList))
-      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a skip list");
+    if (root->kind != static_cast<std::uint64_t>(kKind))
+      throw std::runtime_error("montage: root '" + std::string(name) + "' is not a " +
+                               (kBytes ? "byte-string skip list" : "skip list"));
     Sys::check_attach(root, threads);  // before the DRAM side exists (its destructor needs es_)
     auto l = std::unique_ptr<SkipList>(new SkipList(threads, so));
     std::vector<PBlk*> kept;
     l->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
     // The rebuild (see the header): sorted in recovery_threads threads,
     // checked, then built.
-    const std::vector<Keyed> keyed = internal::sort_by_key<K>(kept, std::max(1, opt.recovery_threads));
+    // Bytes: every kept payload validated first, by this thread (its
+    // lengths must add up to its block: else PoolError(kCorrupt) naming
+    // it), so the sort's threads read only valid payloads and throw nothing.
+    if constexpr (kBytes) {
+      for (const PBlk* p : kept) {
+        try {
+          (void)Policy::lengths(p);
+        } catch (const pmem::PoolError& e) {
+          l->abandon();  // a refused recovery: the close writes nothing more to the pool
+          throw pmem::PoolError(pmem::Errc::kCorrupt, "montage: recovery of '" + std::string(name) +
+                                                          "': the payload block at offset " +
+                                                          std::to_string(pool.offset_of(p)) + ": " + e.what());
+        }
+      }
+    }
+    const std::vector<Keyed> keyed = internal::sorted_in_parts<Keyed>(
+        kept.size(), std::max(1, opt.recovery_threads), [&](std::size_t i) { return Keyed{key_of(kept[i]), kept[i]}; },
+        [](const Keyed& a, const Keyed& b) { return a.first < b.first; });
     internal::check_distinct_keys(keyed);  // at most one payload per key (see the header)
     l->rebuild(keyed);
     return l;
@@ -169,10 +197,41 @@ class SkipList {
     }
   }
 
-  // put(k, v) -> the old value, or none.
-  std::optional<std::int64_t> put(int tid, const K& key, std::int64_t value) {
+  // put(k, v) -> the old value, or none (fixed-size keys; the byte-string
+  // map's put returns whether it inserted: bytes_skip_map.h).
+  std::optional<Value> put(int tid, const Key& key, Value value)
+    requires(!kBytes)
+  {
+    std::optional<Value> old;
+    put_with(tid, key, value, [&](Value v) { old = v; });
+    return old;
+  }
+  std::optional<Value> get(int tid, const Key& key)
+    requires(!kBytes)
+  {
+    std::optional<Value> out;
+    get_with(tid, key, [&](Value v) { out = v; });
+    return out;
+  }
+  std::optional<Value> erase(int tid, const Key& key)
+    requires(!kBytes)
+  {
+    std::optional<Value> out;
+    erase_with(tid, key, [&](Value v) { out = v; });
+    return out;
+  }
+
+  // The operations with the old (or found) value given to fn under the
+  // epoch pin (a Bytes value is a view into its payload, valid only there).
+  // put_with: true if the key was absent (inserted), else fn(old value).
+  template <class Fn>
+  bool put_with(int tid, const Key& key, Value value, Fn&& fn) {
     auto g = ebr_->pin(tid);
-    PBlk* p = internal::new_kv(*es_, tid, payload_bytes_, key, value);  // outside the retry loop (Fig. 7's pattern)
+    // Bytes: an anti-node for lin_CAS's detach (l.71) cannot fail to
+    // allocate once the payload exists: a full pool throws here or in pnew,
+    // before the operation changes anything (split_ordered.h's put).
+    if constexpr (kBytes && Sys::kPersistent) es_->reserve_anti(tid);
+    PBlk* p = Policy::make(*es_, tid, payload_bytes_, key, value);  // outside the retry loop (Fig. 7's pattern)
     Node* nn = nullptr;  // a new tower, reused across retries
     Node* preds[kLevels];
     Node* succs[kLevels];
@@ -182,13 +241,18 @@ class SkipList {
         const std::uint64_t w = es_->load(n->val);
         if ((w & kMark) == 0) {
           PBlk* old = addr<PBlk>(w);
-          const std::int64_t ov = value_of(old);
           es_->pdetach(tid, old);
+          // PERSIST: the linearization point (Fig. 1 lin_CAS): p and the
+          // anti-node of old are tagged with the epoch the DCSS commits in
+          // (l.69–76), so recovery keeps both or neither (§3.4).
           if (es_->lin_cas(tid, n->val, w, ptr(p))) {
             if (nn != nullptr) Node::destroy(nn);
-            ebr_->retire(tid, old, &SkipList::free_payload, this);
-            return ov;
+            fn(value_of(old));  // old is retired below, freed after the pin
+            retire_payload(tid, old);
+            return false;
           }
+          // CRASH: a failed attempt leaves p and the anti-node with a serial
+          // number the descriptor never commits (§3.4 rule 2).
           continue;
         }
         help_remove(n);
@@ -199,42 +263,53 @@ class SkipList {
         Sys::init(nn->val, ptr(p));
       }
       for (int lv = 0; lv < nn->height; ++lv) Sys::init(nn->next(lv), ptr(succs[lv]));
+      // PERSIST: the linearization point (Fig. 1 lin_CAS); p tagged at
+      // l.75–76.
       if (es_->lin_cas(tid, preds[0]->next(0), ptr(succs[0]), ptr(nn))) {
+        // ORDER: relaxed: size() is exact only at quiescence.
+        count_.fetch_add(1, std::memory_order_relaxed);
         link_upper(tid, nn, preds, succs);
-        return std::nullopt;
+        return true;
       }
     }
   }
 
-  std::optional<std::int64_t> get(int tid, const K& key) {
+  // get_with / erase_with: false if the key is absent, else fn(its value).
+  template <class Fn>
+  bool get_with(int tid, const Key& key, Fn&& fn) {
     auto g = ebr_->pin(tid);
     Node* preds[kLevels];
     Node* succs[kLevels];
-    if (!find(key, preds, succs)) return std::nullopt;
+    if (!find(key, preds, succs)) return false;
     const std::uint64_t w = es_->load(succs[0]->val);
-    if ((w & kMark) != 0) return std::nullopt;
-    return value_of(addr<PBlk>(w));
+    if ((w & kMark) != 0) return false;
+    fn(value_of(addr<PBlk>(w)));
+    return true;
   }
 
-  std::optional<std::int64_t> erase(int tid, const K& key) {
+  template <class Fn>
+  bool erase_with(int tid, const Key& key, Fn&& fn) {
     auto g = ebr_->pin(tid);
     Node* preds[kLevels];
     Node* succs[kLevels];
     for (;;) {
-      if (!find(key, preds, succs)) return std::nullopt;
+      if (!find(key, preds, succs)) return false;
       Node* n = succs[0];
       const std::uint64_t w = es_->load(n->val);
       if ((w & kMark) == 0) {
         PBlk* old = addr<PBlk>(w);
-        const std::int64_t ov = value_of(old);
         es_->pdetach(tid, old);
+        // PERSIST: the linearization point; the anti-node of old is tagged
+        // at l.69–74 and cancels it in recovery (rule 3).
         if (es_->lin_cas(tid, n->val, w, w | kMark)) {
+          count_.fetch_sub(1, std::memory_order_relaxed);
+          fn(value_of(old));
           help_remove(n);
           // K3: the eraser is done (its find ran after every mark).
           // ORDER: acq_rel, see link_upper.
           if (n->done.fetch_add(1, std::memory_order_acq_rel) == 1) ebr_->retire(tid, n, &SkipList::free_node, this);
-          ebr_->retire(tid, old, &SkipList::free_payload, this);
-          return ov;
+          retire_payload(tid, old);
+          return true;
         }
         continue;
       }
@@ -244,6 +319,35 @@ class SkipList {
     }
   }
 
+  // scan: fn(key, value) for every key in [lo, hi) in ascending order, at
+  // level 0 from the first tower not below lo (HS find), until fn returns
+  // false. Each key's value is read at one load of its tower's val (a
+  // marked val: the key is absent then, skipped), under the caller's epoch
+  // pin, so every value given to fn is a payload some put published and
+  // that no reclamation has freed; the scan is not a snapshot (keys
+  // changed meanwhile are seen before or after their change). The walk
+  // reads only (like HS contains): marked towers are passed, not unlinked.
+  template <class Fn>
+  void scan(int tid, const Key& lo, const Key& hi, Fn&& fn) {
+    if (!(lo < hi)) return;
+    auto g = ebr_->pin(tid);
+    Node* preds[kLevels];
+    Node* succs[kLevels];
+    find(lo, preds, succs);
+    for (Node* n = succs[0]; n != nullptr; n = addr<Node>(es_->load(n->next(0)))) {
+      if (!(n->key < hi)) return;
+      if (n->key < lo) continue;  // not reached: find returned the first >= lo
+      const std::uint64_t w = es_->load(n->val);
+      if ((w & kMark) != 0) continue;
+      if (!fn(n->key, value_of(addr<PBlk>(w)))) return;
+    }
+  }
+
+  // Keys present (exact when no update runs).
+  std::size_t size() const {
+    return static_cast<std::size_t>(std::max<std::int64_t>(0, count_.load(std::memory_order_relaxed)));
+  }
+
   void sync() { es_->sync(); }
   // A simulated crash for tests: destruction then syncs nothing (the
   // destructor otherwise syncs: a clean close loses nothing; epoch_sys.h).
@@ -251,8 +355,8 @@ class SkipList {
   Sys& epochs() { return *es_; }
 
   // key,value pairs sorted by key (quiescent only).
-  std::vector<std::pair<K, std::int64_t>> contents() {
-    std::vector<std::pair<K, std::int64_t>> out;
+  std::vector<std::pair<Key, Value>> contents() {
+    std::vector<std::pair<Key, Value>> out;
     for (Node* n = addr<Node>(es_->load(head_->next(0))); n != nullptr; n = addr<Node>(es_->load(n->next(0)))) {
       const std::uint64_t w = es_->load(n->val);
       if ((w & kMark) == 0) out.emplace_back(n->key, value_of(addr<PBlk>(w)));
@@ -267,17 +371,26 @@ class SkipList {
   // geometric (p = 1/2): the average tower has two links, 64 B with the
   // 16-byte CASObj, where a fixed kLevels array made every node 352 B
   // (recovery's rebuild allocated 92 MB of towers for 260k keys).
+  // Bytes: the key's bytes follow the links (the tower's own copy; `key`
+  // views them).
   struct alignas(16) Node {
     CASObj val{0};
-    K key;
+    Key key;
     int height;
     std::atomic<int> done{0};  // K3: inserter and eraser, each adds 1 when done
 
-    static Node* make(const K& k, int h) {
-      void* mem = ::operator new(sizeof(Node) + static_cast<std::size_t>(h) * sizeof(CASObj),
-                                 std::align_val_t{alignof(Node)});
+    static Node* make(const Key& k, int h) {
+      const std::size_t links = static_cast<std::size_t>(h) * sizeof(CASObj);
+      std::size_t extra = 0;
+      if constexpr (kBytes) extra = k.size();
+      void* mem = ::operator new(sizeof(Node) + links + extra, std::align_val_t{alignof(Node)});
       Node* n = ::new (mem) Node(k, h);
       for (int lv = 0; lv < h; ++lv) ::new (static_cast<void*>(n->links() + lv)) CASObj(0);
+      if constexpr (kBytes) {
+        char* bytes = reinterpret_cast<char*>(mem) + sizeof(Node) + links;
+        if (extra != 0) std::memcpy(bytes, k.data(), extra);
+        n->key = std::string_view(bytes, extra);
+      }
       return n;
     }
     static void destroy(Node* n) {
@@ -288,7 +401,7 @@ class SkipList {
     CASObj& next(int lv) { return links()[lv]; }
 
    private:
-    Node(const K& k, int h) : key(k), height(h) {}
+    Node(const Key& k, int h) : key(k), height(h) {}
     // The links follow the header; sizeof(Node) is a multiple of its
     // alignment, which is at least CASObj's.
     CASObj* links() { return std::launder(reinterpret_cast<CASObj*>(this + 1)); }
@@ -299,11 +412,11 @@ class SkipList {
   };
 
   SkipList(int threads, const SkipListOptions& so)
-      : payload_bytes_(internal::kv_payload_bytes<K>(so.value_bytes)),
+      : payload_bytes_(Policy::payload_bytes(so.value_bytes)),
         ebr_(std::make_unique<sync::Ebr>(threads)),
         per_thread_(new PerThread[static_cast<std::size_t>(threads)]) {
     for (int t = 0; t < threads; ++t) per_thread_[static_cast<std::size_t>(t)].rng = 0x9e3779b97f4a7c15ull * (t + 1) | 1;
-    head_ = Node::make(K{}, kLevels);  // its key is never read
+    head_ = Node::make(Key{}, kLevels);  // its key is never read
   }
 
   template <class T = Node>
@@ -314,8 +427,8 @@ class SkipList {
   static T* addr(std::uint64_t w) {
     return reinterpret_cast<T*>(w & ~kMark);
   }
-  static K key_of(const PBlk* p) { return Sys::template get<KV>(p).key; }
-  static std::int64_t value_of(const PBlk* p) { return Sys::template get<KV>(p).value; }
+  static Key key_of(const PBlk* p) { return Policy::template key_of<Sys>(p); }
+  static Value value_of(const PBlk* p) { return Policy::template value_of<Sys>(p); }
   PerThread& ts(int tid) { return per_thread_[static_cast<std::size_t>(tid)]; }
   // Geometric heights, p = 1/2, in [1, kLevels].
   static int random_height(std::uint64_t& r) {
@@ -329,7 +442,7 @@ class SkipList {
   // HS find: for each level, preds[l].key < key <= succs[l].key (null =
   // +inf), unlinking every marked node met on the way (plain CASes; a
   // failure restarts from the head). True iff succs[0] has the key.
-  bool find(const K& key, Node** preds, Node** succs) {
+  bool find(const Key& key, Node** preds, Node** succs) {
   retry:
     Node* pred = head_;
     for (int lv = kLevels - 1; lv >= 0; --lv) {
@@ -419,8 +532,19 @@ class SkipList {
         last[lv] = x;
       }
     }
+    count_.store(static_cast<std::int64_t>(keyed.size()), std::memory_order_relaxed);
     // ORDER: the list is handed to its user by this thread; a thread it
     // starts later synchronizes through that start.
+  }
+
+  // A payload detached by this thread's committed lin_CAS: freed by EBR
+  // (then pdelete's epoch delay, P4) once no reader can hold it.
+  void retire_payload(int tid, PBlk* old) {
+    if constexpr ((F & fault::kFreeOnDetach) != 0) {
+      es_->free_now(tid, old);  // the broken variant: reused while recovery may still need it
+    } else {
+      ebr_->retire(tid, old, &SkipList::free_payload, this);
+    }
   }
 
   static void free_node(void*, void* p, int) { Node::destroy(static_cast<Node*>(p)); }
@@ -434,6 +558,7 @@ class SkipList {
   std::unique_ptr<sync::Ebr> ebr_;
   std::unique_ptr<PerThread[]> per_thread_;
   Node* head_ = nullptr;
+  std::atomic<std::int64_t> count_{0};
   bool closing_ = false;
 };
 
