@@ -33,6 +33,9 @@
 //   put, key present:  lin_CAS(node.val, p, p'), detaching p
 //   erase:             lin_CAS(node.val, p, p | mark), detaching p
 //   get:               the load of node.val (absent if marked or no node).
+//   scan:              per key, the load of its tower's val (not a snapshot
+//                      of the range: each key is seen before or after any
+//                      concurrent change of it).
 // An update that finds its key's node with a marked val helps (marks the
 // tower, runs find, which unlinks it) and retries.
 //
@@ -41,8 +44,8 @@
 // node's next[level] at the current successor, and it stops when that word
 // is marked (the node was erased meanwhile).
 //
-// Thread safety: put/get/erase/sync concurrently for distinct thread ids in
-// [0, threads); contents() only when no operation runs.
+// Thread safety: put/get/erase/scan/sync concurrently for distinct thread
+// ids in [0, threads); contents() only when no operation runs.
 //
 // Invariants (crash-free). K1 at level 0 the unmarked-val nodes reachable
 // from the head have strictly increasing keys, one per key in the map;
