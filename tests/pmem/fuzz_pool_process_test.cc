@@ -1,0 +1,88 @@
+// `ferrite fuzz-pool` in CI (issue 40, "Fuzzed to the byte"): a short
+// campaign — about 2,000 mutated pools, scaled by FERRITE_TEST_SCALE —
+// over the families that are sound today, asserting 0 signals, 0 hangs, 0
+// silent wrong answers; and the driver's self-test, which plants a
+// structure whose hook and traversal follow damaged pointers unvalidated:
+// the same campaign must report it (signals), so the first test can fail.
+//
+// Families left out (their failures are listed in docs/pool-format.md
+// "Fuzzing" and belong to the structures' own hooks, being fixed in
+// include/ferrite/{combining,mirror,montage}/): pb-queue (a flipped root
+// object byte answers a shorter queue; the oplog-pb-queue too), pwf-queue
+// (SIGSEGV in PWFQueue::recover_root on a zeroed node page), montage-*
+// and mirror-* (attach refuses what the recovery hook and so `ferrite
+// check` accepted), the OpLog (a flipped record seq).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/process.h"
+#include "common/scale.h"
+
+namespace fuzz_pool_process_test {  // this file's names, apart in a unity build
+
+namespace {
+
+using ferrite::test::run_cli;
+
+constexpr const char* kSoundFamilies = "pb-bytes-queue,pwf-stack,logging";
+
+nlohmann::json run_fuzz(const std::string& args, int* code) {
+  const std::string out = "/tmp/ferrite-fuzz-test-" + std::to_string(::getpid()) + ".json";
+  const auto r = run_cli("fuzz-pool --quiet --json-out " + out + " " + args);
+  *code = r.code;
+  std::ifstream f(out);
+  nlohmann::json j;
+  if (f) j = nlohmann::json::parse(f, nullptr, false);
+  std::remove(out.c_str());
+  if (j.is_discarded() || j.is_null()) ADD_FAILURE() << "no JSON summary; output:\n" << r.output;
+  return j;
+}
+
+TEST(FuzzPool, SoundFamiliesNeverCrashHangOrAnswerWrong) {
+  const int n = ferrite::test::scaled(2000, 150);
+  const auto t0 = std::chrono::steady_clock::now();
+  int code = -1;
+  const auto j = run_fuzz("--mutations " + std::to_string(n) + " --seed 7 --pool-mib 8 --families " +
+                              kSoundFamilies,
+                          &code);
+  ASSERT_TRUE(j.is_object());
+  const auto& o = j["outcomes"];
+  std::printf("[ fuzz-pool ] %d mutations over %s in %.1f s: %s\n", n, kSoundFamilies,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), o.dump().c_str());
+  EXPECT_EQ(j["mutations"].get<int>(), n);
+  EXPECT_EQ(o["signal"].get<int>(), 0) << j["failures"].dump(2);
+  EXPECT_EQ(o["hang"].get<int>(), 0) << j["failures"].dump(2);
+  EXPECT_EQ(o["silent"].get<int>(), 0) << j["failures"].dump(2);
+  EXPECT_EQ(o["child-error"].get<int>(), 0) << j["failures"].dump(2);
+  EXPECT_EQ(code, 0);
+  // The campaign saw damage of every kind: some refused, some repaired.
+  EXPECT_GT(o["refused"].get<int>(), 0);
+  EXPECT_GT(o["repaired"].get<int>(), 0);
+  EXPECT_GT(o["benign"].get<int>(), 0);
+  for (const char* kind : {"flip-header", "flip-root-object", "flip-node", "flip-random", "garbage", "truncate",
+                           "zero-page"})
+    EXPECT_TRUE(j["by_kind"].contains(kind)) << kind;
+}
+
+TEST(FuzzPool, SelfTestsFragileStructureIsCaught) {
+  int code = -1;
+  const auto j = run_fuzz("--mutations " + std::to_string(ferrite::test::scaled(300, 150)) +
+                              " --seed 7 --pool-mib 4 --families pwf-stack --self-test",
+                          &code);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_GT(j["outcomes"]["signal"].get<int>(), 0) << j["outcomes"].dump();
+  EXPECT_GT(j["failures_total"].get<int>(), 0);
+  EXPECT_EQ(code, 1);
+  ASSERT_FALSE(j["failures"].empty());
+}
+
+}  // namespace
+
+}  // namespace fuzz_pool_process_test
