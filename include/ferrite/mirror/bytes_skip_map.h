@@ -77,10 +77,10 @@
 //      every node (a node snipped at level 0 may still be linked above),
 //      marking the key payload of EVERY reachable node but the head and its
 //      value payload when not 0, validating as it goes: a pointer outside
-//      the region or not at a 64-byte unit, a level outside [0, 20), a node
-//      overrunning the region, and a damaged payload (mark_payload) throw
+//      the pool or not at a 64-byte unit, a level outside [0, 20), a node
+//      overrunning the pool, and a damaged payload (mark_payload) throw
 //      PoolError(kCorrupt) naming the pool offset; a node is visited once
-//      (a bitmap over the region's units), so a cycle ends. Marked nodes
+//      (a set of the units seen), so a cycle ends. Marked nodes
 //      are traced too: a later find snips them and, if they were retired,
 //      their key payloads would be freed — left unmarked, pool recovery
 //      would free them first. Every payload not named (a replaced or
@@ -128,6 +128,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -302,28 +303,29 @@ struct BasicBytesSkipRoot : Root {
     };
     const std::uint64_t delta =
         r->placement == static_cast<std::uint32_t>(PlacementKind::kDram) ? pmem::kReplicaOffset : r->replica_bytes;
-    const std::uint64_t lo = r->region, hi = r->region + r->replica_bytes;
-    if (r->replica_bytes % 64 != 0 || !pool.contains(reinterpret_cast<const void*>(lo), r->replica_bytes))
-      throw corrupt("region outside the pool");
     if (r->anchor_bytes != Node::bytes(kLevels - 1)) throw corrupt("the root is inconsistent");
     // rep_v address (named at pool offset `from`) -> its rep_p copy, checked
-    // to be a unit of the region with room for n bytes.
+    // to be a 64-byte unit of the pool with room for n bytes. Not checked
+    // against the region bounds: Mirror's heap may chain regions (heap.h),
+    // and inside the pool a wrong pointer cannot fault — what it names fails
+    // the level check or the payload validation, and each unit is visited
+    // once, so the trace ends.
+    const auto base = reinterpret_cast<std::uint64_t>(pool.base());
     auto rep_p = [&](std::uint64_t v, std::size_t n, std::uint64_t from) -> std::uint64_t {
       const std::uint64_t p = v - delta;
-      if (p < lo || p >= hi || n > hi - p || (p - lo) % 64 != 0)
+      if (!pool.contains(reinterpret_cast<const void*>(p), n) || (p - base) % 64 != 0)
         throw corrupt("the pointer " + std::to_string(v) + " at pool offset " + std::to_string(from) +
-                      " is not a node of the region");
+                      " is not a node of the map");
       return p;
     };
-    std::vector<std::uint8_t> seen(r->replica_bytes / 64, 0);
+    std::unordered_set<std::uint64_t> seen;
     // (rep_v address, the pool offset of the field that named it)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> stack{{r->anchor, pool.offset_of(&r->anchor)}};
     while (!stack.empty()) {
       const auto [v, from] = stack.back();
       stack.pop_back();
       const std::uint64_t p = rep_p(v, sizeof(Node), from);
-      if (seen[(p - lo) / 64] != 0) continue;  // linked at several levels, or a cycle
-      seen[(p - lo) / 64] = 1;
+      if (!seen.insert(p).second) continue;  // linked at several levels, or a cycle
       // CRASH: the persistent replica's links are what survived; rep_v is
       // gone (DRAM) or stale (pool placement) and is never read here.
       const auto* n = reinterpret_cast<const Node*>(p);
