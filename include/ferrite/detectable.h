@@ -153,8 +153,17 @@ class OpLog {
     const auto& line = line_of(tid);
     return std::max(line.slot[0].seq, line.slot[1].seq);
   }
-  // The root holds no pointers: pool recovery keeps it and marks nothing else.
-  static void recover_root(pmem::Pool&, OpLogRoot*, const std::function<void(void*)>&) {}
+  // The root holds no pointers: pool recovery keeps it and marks nothing
+  // else. It validates the one word every reader indexes by (the thread
+  // capacity, in [1, 64]): a damaged capacity leaves the root closed
+  // (PoolError kCorrupt naming the offset) instead of letting pending()
+  // index past the root (issue 40).
+  static void recover_root(pmem::Pool& pool, OpLogRoot* r, const std::function<void(void*)>&) {
+    if (r->threads == 0 || r->threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
+      throw pmem::PoolError(pmem::Errc::kCorrupt,
+                            "OpLog: the thread capacity is not in [1, 64]: the word at offset " +
+                                std::to_string(pool.offset_of(&r->threads)) + " holds " + std::to_string(r->threads));
+  }
 
   // The threads attached for (begin's ids) and the capacity (pending's).
   int threads() const { return n_; }

@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "ferrite/combining/pbcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -87,12 +88,19 @@ class PBAtomicFloat {
   // recovery; the pool recovered the heap when it opened). Frees nothing.
   static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBAtomicFloatRoot>(name);
+    // A pool opened without recovery ran no hook: validate before the
+    // combiner reads a record (recover_root).
+    pbcomb_checked_state(Damage{pool, "PBAtomicFloat"}, root->comb);
     return std::unique_ptr<PBAtomicFloat>(new PBAtomicFloat(pool, root, threads));
   }
 
   // PBAtomicFloatRoot's recover hook (pmem/root_registry.h): keeps the two
   // StateRecs; nothing to repair.
-  static void recover_root(pmem::Pool&, PBAtomicFloatRoot* root, const std::function<void(void*)>& mark) {
+  // Validating (combining/validate.h): the PBcomb root and its records
+  // (in the pool, heap blocks of rec_bytes, one verifies) before anything
+  // is marked; damage throws PoolError(kCorrupt) naming the offset.
+  static void recover_root(pmem::Pool& pool, PBAtomicFloatRoot* root, const std::function<void(void*)>& mark) {
+    pbcomb_checked_state(Damage{pool, "PBAtomicFloat"}, root->comb);
     pbcomb_mark_records(root->comb, mark);
     mark(root);
   }

@@ -98,18 +98,6 @@ struct PBBytesQueueRoot : PBQueueRoot {
 };
 static_assert(sizeof(PBBytesQueueRoot) == sizeof(PBQueueRoot));
 
-// From an instance's persistent root alone (recover hooks): ReturnVal[q]
-// of the current StateRec (pbcomb_current_state's record).
-inline std::uint64_t pbcomb_current_response(const PBCombRoot& r, int q) {
-  char* st = static_cast<char*>(pbcomb_current_state(r));  // validates the root
-  const RecLayout l{static_cast<int>(r.threads), static_cast<TagKind>(r.tag_kind), r.state_bytes};
-  return RecView{st - l.state_off(), &l}.ret(q);
-}
-
-// A response or node word that names a payload (0 is no payload offset:
-// the records are formatted with responses 0).
-inline bool names_payload(std::uint64_t w) { return w != 0 && is_value_word(w); }
-
 template <unsigned Faults = kNoFaults, unsigned BFaults = bytes_fault::kNone>
 class PBBytesQueue {
  public:

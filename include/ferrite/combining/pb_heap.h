@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "ferrite/combining/pbcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -185,10 +186,12 @@ class PBHeap {
 
   // Re-attaches (the capacity comes from the root). Frees nothing: the pool
   // recovered the heap when it opened.
+  // The root is validated first (validate_root: also when the pool was
+  // opened without recovery, so no hook ran), so the combiner never reads a
+  // record through a damaged pointer.
   static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<PBHeapRoot>(name);
-    if (root->capacity < kPBHeapMinCapacity || root->capacity > kPBHeapMaxCapacity)
-      throw pmem::PoolError(pmem::Errc::kCorrupt, "PBHeap '" + std::string(name) + "': bad capacity");
+    validate_root(pool, root);
     std::unique_ptr<PBHeap> h(new PBHeap(root, threads));
     if (h->size() > h->capacity())
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PBHeap '" + std::string(name) + "': bad size");
@@ -206,9 +209,24 @@ class PBHeap {
 
   // PBHeapRoot's recover hook (pmem/root_registry.h): the state is
   // self-contained in the StateRecs; nothing to repair.
-  static void recover_root(pmem::Pool&, PBHeapRoot* root, const std::function<void(void*)>& mark) {
+  // Validating (combining/validate.h): the PBcomb root and its records,
+  // then the capacity (in [64, 1024], its state size 8 + 8 capacity) and
+  // the current state's size word (at most the capacity); a damaged heap
+  // throws PoolError(kCorrupt) naming the word's offset and value.
+  static void recover_root(pmem::Pool& pool, PBHeapRoot* root, const std::function<void(void*)>& mark) {
+    validate_root(pool, root);
     pbcomb_mark_records(root->comb, mark);
     mark(root);
+  }
+  static void validate_root(const pmem::Pool& pool, PBHeapRoot* root) {
+    const Damage d{pool, "PBHeap"};
+    if (root->capacity < kPBHeapMinCapacity || root->capacity > kPBHeapMaxCapacity)
+      d.fail("the capacity is not in [64, 1024]", &root->capacity, root->capacity);
+    if (root->comb.state_bytes != 8 + 8 * root->capacity)
+      d.fail("the state size does not match the capacity", &root->comb.state_bytes, root->comb.state_bytes);
+    const void* st = pbcomb_checked_state(d, root->comb);
+    if (PBHeapObject::size_of(st) > root->capacity)
+      d.fail("the size exceeds the capacity", st, PBHeapObject::size_of(st));
   }
 
   // false when the heap is full.

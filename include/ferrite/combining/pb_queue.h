@@ -61,6 +61,7 @@
 #include <vector>
 
 #include "ferrite/combining/pbcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -286,6 +287,9 @@ class PBQueue {
   // Frees nothing: the pool recovered the heap when it opened.
   static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
     auto* root = pool.root<Root>(name);
+    // A pool opened without recovery ran no hook: validate (trace_root with
+    // no mark) before the combiners read a record.
+    if (!pool.heap().recovered()) trace_root(pool, root, [](void*) {});
     std::unique_ptr<PBQueue> q(new PBQueue(pool, root, threads));
     // A published root names formatted records (create_root's order), so
     // a null Head or Tail is damage, not an interrupted create.
@@ -377,6 +381,9 @@ class PBQueue {
       for (void* const& rec : r->rec)
         if (rec == nullptr || !pool.contains(rec, r->rec_bytes))
           damaged("a StateRec pointer lies outside the pool", &rec, rec);
+    // The rest of each instance's root (capacity, tag kind, design, sizes,
+    // heap blocks, a record that verifies): combining/validate.h.
+    for (const PBCombRoot* r : {&root->enq, &root->deq}) pbcomb_checked_state(Damage{pool, "PBQueue"}, *r);
     pbcomb_mark_records(root->enq, mark);
     pbcomb_mark_records(root->deq, mark);
     mark(root);

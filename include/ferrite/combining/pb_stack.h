@@ -52,6 +52,19 @@
 // stack, or allocated by a round that did not become durable) is free
 // again. attach() only re-attaches (it frees nothing). Pending operations:
 // recover(tid, seq, op, v) (Alg. 1 l.3–6).
+//
+// Validation (issue 40; combining/validate.h). The hook and attach check
+// what they follow before reading it: the PBcomb root (thread capacity,
+// tag kind, design, record size, both StateRecs inside the pool, aligned
+// heap block starts of at least rec_bytes, a record that verifies), and
+// every node from top (inside the pool, 8-aligned, the start of a heap
+// block of at least 16 bytes, no node twice: a cycle is damage). A damaged
+// stack throws pmem::PoolError(kCorrupt) naming the damaged word's offset
+// and value; the pool then keeps every block and leaves the root closed.
+//
+// Root: PBStackRoot, or a type derived from it that adds nothing but its
+// own tag and version (PBBytesStackRoot, pb_bytes_stack.h: the same stack
+// holding payload offsets, so neither is ever attached as the other).
 #pragma once
 
 #include <bit>
@@ -62,10 +75,12 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
 #include "ferrite/combining/pbcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -230,8 +245,11 @@ class PBStackObject {
 // responses), so a round at one or two threads writes back one line.
 static_assert(RecLayout{3, TagKind::kBit, sizeof(PBStackObject<kNoFaults>::State)}.total() == 64);
 
-template <unsigned Faults = kNoFaults>
+template <unsigned Faults = kNoFaults, class Root = PBStackRoot>
 class PBStack {
+  static_assert(std::is_base_of_v<PBStackRoot, Root> && sizeof(Root) == sizeof(PBStackRoot),
+                "PBStack's root: PBStackRoot or a type that only renames it");
+
  public:
   using Node = PBStackNode;
   using Object = PBStackObject<Faults>;
@@ -245,23 +263,27 @@ class PBStack {
     void* r0 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
     void* r1 = pool.heap().alloc(record_block_bytes(l.total()), alloc_tid);
     Comb::format(obj, threads, r0, r1);
-    auto* root = pool.create_root<PBStackRoot>(
+    auto* root = pool.create_root<Root>(
         name, PBCombRoot(r0, r1, l.total(), static_cast<std::uint32_t>(threads),
                          static_cast<std::uint32_t>(l.state_bytes), Object::kTag, Comb::kDesign));
     return std::unique_ptr<PBStack>(new PBStack(pool, root, threads, opts));
   }
 
   // Re-attaches by name. Frees nothing: the pool recovered the heap when
-  // it opened (recover_root).
+  // it opened (recover_root). Pool::root refuses a root whose hook failed;
+  // a pool opened without recovery (PoolOptions::recover false) ran no
+  // hook, so attach validates the root and walks the list itself
+  // (trace_root with no mark) before the combiner reads a record.
   static std::unique_ptr<PBStack> attach(pmem::Pool& pool, std::string_view name, int threads,
                                          PBStackOptions opts = {}) {
-    auto* root = pool.root<PBStackRoot>(name);
+    auto* root = pool.root<Root>(name);
+    if (!pool.heap().recovered()) trace_root(pool, root, [](void*) {});
     return std::unique_ptr<PBStack>(new PBStack(pool, root, threads, opts));
   }
 
   // PBStackRoot's recover hook (pmem/root_registry.h): marks what the stack
   // uses, from the root alone. Nothing to repair.
-  static void recover_root(pmem::Pool& pool, PBStackRoot* root, const std::function<void(void*)>& mark) {
+  static void recover_root(pmem::Pool& pool, Root* root, const std::function<void(void*)>& mark) {
     trace_root(pool, root, mark);
   }
 
@@ -306,16 +328,36 @@ class PBStack {
   }
   // The list's top node (below the cached value, if any).
   const Node* top() const { return *static_cast<Node* const*>(comb_.state()); }
+  Root* root() const { return root_; }
 
   // Marks the StateRecs, the root and the nodes from the current top.
   void trace(const std::function<void(void*)>& mark) const { trace_root(*pool_, root_, mark); }
+  // Validating (the essay's "Validation"): throws PoolError(kCorrupt) naming
+  // the damaged word before anything is read through it.
   static void trace_root(const pmem::Pool& pool, PBStackRoot* root, const std::function<void(void*)>& mark) {
-    pbcomb_mark_records(root->comb, mark);
-    mark(root);
+    for_each_node(pool, root, [&](const Node* n) { mark(const_cast<Node*>(n)); }, &mark);
+  }
+  // Calls f on every node from the current top, validated (see trace_root);
+  // `records`: also marks the root and its records first (the hook).
+  template <class F>
+  static void for_each_node(const pmem::Pool& pool, PBStackRoot* root, const F& f,
+                            const std::function<void(void*)>* records = nullptr) {
+    const Damage d{pool, "PBStack"};
+    Node* const* top_at = static_cast<Node* const*>(pbcomb_checked_state(d, root->comb));
+    if (records != nullptr) {
+      pbcomb_mark_records(root->comb, *records);
+      (*records)(root);
+    }
+    if (root->comb.state_bytes != sizeof(Node*) && root->comb.state_bytes != sizeof(typename Object::State))
+      d.fail("the state size is neither a stack's nor a cached stack's", &root->comb.state_bytes,
+             root->comb.state_bytes);
     std::unordered_set<const Node*> seen;
-    for (Node* n = *static_cast<Node* const*>(pbcomb_current_state(root->comb));
-         n != nullptr && pool.contains(n, sizeof(Node)) && seen.insert(n).second; n = n->next)
-      mark(n);
+    const void* at = top_at;  // where the pointer to n is stored
+    for (const Node* n = *top_at; n != nullptr; at = &n->next, n = n->next) {
+      if (!d.block_ok(n, sizeof(Node))) d.fail(at == top_at ? "top is not a node" : "a next pointer names no node", at, n);
+      if (!seen.insert(n).second) d.fail("the list from top loops", at, n);
+      f(n);
+    }
   }
 
   double combining_degree() const { return comb_.combining_degree(); }
@@ -347,11 +389,11 @@ class PBStack {
   }
 
  private:
-  PBStack(pmem::Pool& pool, PBStackRoot* root, int threads, PBStackOptions opts)
+  PBStack(pmem::Pool& pool, Root* root, int threads, PBStackOptions opts)
       : pool_(&pool), root_(root), obj_(&pool.heap(), opts), comb_(&root->comb, &obj_, threads) {}
 
   pmem::Pool* pool_;
-  PBStackRoot* root_;
+  Root* root_;
   Object obj_;
   Comb comb_;
 };

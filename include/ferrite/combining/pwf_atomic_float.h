@@ -76,7 +76,10 @@ class PWFAtomicFloat {
   // PWFFloatRoot's recover hook (pmem/root_registry.h): marks the StateRecs,
   // from the root alone. Nothing to repair.
   static void recover_root(pmem::Pool& pool, PWFFloatRoot* root, const std::function<void(void*)>& mark) {
-    PWFAtomicFloat(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
+    // The constructor validates the layout (magic, capacity, sizes, every
+    // StateRec pointer a heap block start in the pool, S naming a record):
+    // the state is one self-contained word, nothing else is followed.
+    PWFAtomicFloat(pool, root, pwf_capacity(root->comb, 1), PWFOptions{}).trace(mark);
   }
 
   double mul(int tid, std::uint64_t seq, double k) {

@@ -34,6 +34,7 @@
 
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -138,7 +139,9 @@ class PWFHeap {
   static std::unique_ptr<PWFHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
                                          PWFOptions opts = {}) {
     auto* root = pool.root<PWFHeapRoot>(name);
-    return std::unique_ptr<PWFHeap>(new PWFHeap(pool, root, threads, opts));
+    std::unique_ptr<PWFHeap> h(new PWFHeap(pool, root, threads, opts));  // validates the layout
+    h->validate(pool);  // O(1): also when no hook ran (a pool opened without recovery)
+    return h;
   }
   // Same, checking the capacity it was created with (so that
   // Pool::open_or_create<PWFHeap<>>(name, threads, capacity) works).
@@ -153,7 +156,18 @@ class PWFHeap {
   // PWFHeapRoot's recover hook (pmem/root_registry.h): marks the StateRecs,
   // from the root alone. Nothing to repair.
   static void recover_root(pmem::Pool& pool, PWFHeapRoot* root, const std::function<void(void*)>& mark) {
-    PWFHeap(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
+    PWFHeap h(pool, root, pwf_capacity(root->comb, 1), PWFOptions{});  // validates the layout
+    h.validate(pool);
+    h.trace(mark);
+  }
+  // Validating (combining/validate.h): the current state's capacity word
+  // in [1, 1024] and its size word at most the capacity (a combiner indexes
+  // keys[size - 1]); damage throws PoolError(kCorrupt) naming the offset.
+  void validate(const pmem::Pool& pool) const {
+    const Damage d{pool, "PWFHeap"};
+    const std::uint64_t* st = comb_.current_state();
+    if (st[1] == 0 || st[1] > kPWFHeapMaxCapacity) d.fail("the capacity is not in [1, 1024]", &st[1], st[1]);
+    if (st[0] > st[1]) d.fail("the size exceeds the capacity", &st[0], st[0]);
   }
 
   // false when the heap is full (nothing inserted).

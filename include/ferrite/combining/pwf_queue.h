@@ -70,11 +70,14 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -297,7 +300,10 @@ class PWFQueue {
   static std::unique_ptr<PWFQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
                                           PWFOptions opts = {}) {
     auto* root = pool.root<PWFQueueRoot>(name);
-    std::unique_ptr<PWFQueue> h(new PWFQueue(pool, root, threads, opts));
+    std::unique_ptr<PWFQueue> h(new PWFQueue(pool, root, threads, opts));  // validates both layouts
+    // A pool opened without recovery ran no hook: validate before relink
+    // writes through the state's pointers.
+    if (!pool.heap().recovered()) h->validate(pool);
     h->relink();
     return h;
   }
@@ -305,9 +311,45 @@ class PWFQueue {
   // follows next pointers, so a stale link must be cleared first), then
   // mark the StateRecs and the live nodes.
   static void recover_root(pmem::Pool& pool, PWFQueueRoot* root, const std::function<void(void*)>& mark) {
-    PWFQueue q(pool, root, static_cast<int>(root->enq.n), PWFOptions{});
+    PWFQueue q(pool, root, pwf_capacity(root->enq, 1), PWFOptions{});  // validates both layouts
+    q.validate(pool);  // before relink writes through tail / last
     q.relink();
     q.trace(mark);
+  }
+  // Validating (combining/validate.h): IE's Tail, First, Last and ID's
+  // Head are nodes (inside the pool, 8-aligned, heap block starts of at
+  // least 16 bytes; First and Last both 0 or both nodes), and the lists the
+  // trace walks — from Head, and from First — hold only nodes, end at 0
+  // (after relink's repair: tail->next := First, end->next := 0, which it
+  // may write) and never loop. Damage throws PoolError(kCorrupt) naming the
+  // offset of the word that holds the bad pointer.
+  void validate(const pmem::Pool& pool) const {
+    using pwf_queue_detail::node;
+    const Damage d{pool, "PWFQueue"};
+    const std::uint64_t* es = enq_.current_state();
+    const std::uint64_t* ds = deq_.current_state();
+    auto ok = [&](std::uint64_t a) { return d.block_ok(node(a), sizeof(PWFQueueNode)); };
+    if (!ok(es[0])) d.fail("Tail is not a node", &es[0], es[0]);
+    if (!ok(ds[0])) d.fail("Head is not a node", &ds[0], ds[0]);
+    if ((es[1] == 0) != (es[2] == 0)) d.fail("First and Last disagree (one is 0)", &es[1], es[1]);
+    if (es[1] != 0 && !ok(es[1])) d.fail("First is not a node", &es[1], es[1]);
+    if (es[2] != 0 && !ok(es[2])) d.fail("Last is not a node", &es[2], es[2]);
+    const std::uint64_t end = es[1] != 0 ? es[2] : es[0];  // relink's: its next becomes 0
+    // The walks as relink leaves them: Tail's next is First (when First is
+    // set), end's next is 0.
+    auto walk = [&](const std::uint64_t* from, const char* what) {
+      std::unordered_set<std::uint64_t> seen;
+      const void* at = from;
+      for (std::uint64_t a = *from; a != 0;) {
+        if (!ok(a)) d.fail(std::string("a next pointer on the list from ") + what + " names no node", at, a);
+        if (!seen.insert(a).second) d.fail(std::string("the list from ") + what + " loops", at, a);
+        if (a == end) break;
+        at = &node(a)->next;
+        a = (a == es[0] && es[1] != 0) ? es[1] : node(a)->next.load(std::memory_order_relaxed);
+      }
+    };
+    walk(&ds[0], "Head");
+    if (es[1] != 0) walk(&es[1], "First");
   }
 
   void enqueue(int tid, std::uint64_t seq, std::int64_t v) {

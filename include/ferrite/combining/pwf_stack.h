@@ -52,10 +52,12 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "ferrite/combining/common.h"
 #include "ferrite/combining/pwfcomb.h"
+#include "ferrite/combining/validate.h"
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/pmem/root_registry.h"
@@ -204,12 +206,34 @@ class PWFStack {
   static std::unique_ptr<PWFStack> attach(pmem::Pool& pool, std::string_view name, int threads,
                                           PWFOptions opts = {}) {
     auto* root = pool.root<PWFStackRoot>(name);
-    return std::unique_ptr<PWFStack>(new PWFStack(pool, root, threads, opts));
+    std::unique_ptr<PWFStack> s(new PWFStack(pool, root, threads, opts));  // validates the layout
+    // A pool opened without recovery ran no hook: walk the list (validate).
+    if (!pool.heap().recovered()) s->validate(pool);
+    return s;
   }
   // PWFStackRoot's recover hook (pmem/root_registry.h): marks the StateRecs
   // and the nodes from the durable top. Nothing to repair.
   static void recover_root(pmem::Pool& pool, PWFStackRoot* root, const std::function<void(void*)>& mark) {
-    PWFStack(pool, root, static_cast<int>(root->comb.n), PWFOptions{}).trace(mark);
+    PWFStack s(pool, root, pwf_capacity(root->comb, 1), PWFOptions{});  // validates the layout
+    s.validate(pool);
+    s.trace(mark);
+  }
+  // Validating (combining/validate.h): every node from the durable top is
+  // inside the pool, 8-aligned, the start of a heap block of at least 16
+  // bytes, and none repeats (a cycle); damage throws PoolError(kCorrupt)
+  // naming the offset of the word that holds the bad pointer.
+  void validate(const pmem::Pool& pool) const {
+    const Damage d{pool, "PWFStack"};
+    std::unordered_set<std::uint64_t> seen;
+    const void* at = comb_.current_state();
+    for (std::uint64_t a = comb_.current_state()[0]; a != 0;) {
+      const auto* n = reinterpret_cast<const PWFStackNode*>(a);
+      if (!d.block_ok(n, sizeof(PWFStackNode)))
+        d.fail(at == comb_.current_state() ? "top is not a node" : "a next pointer names no node", at, a);
+      if (!seen.insert(a).second) d.fail("the list from top loops", at, a);
+      at = &n->next;
+      a = n->next.load(std::memory_order_relaxed);
+    }
   }
 
   void push(int tid, std::uint64_t seq, std::int64_t v) {
@@ -239,6 +263,7 @@ class PWFStack {
   // Marks the StateRecs and every node reachable from the current top.
   void trace(const std::function<void(void*)>& mark) const {
     comb_.for_each_record(mark);
+    // (validate() ran first: the list ends at 0 without a cycle.)
     for (auto a = comb_.current_state()[0]; a != 0;) {
       mark(reinterpret_cast<void*>(a));
       a = reinterpret_cast<const PWFStackNode*>(a)->next.load(std::memory_order_relaxed);

@@ -284,13 +284,29 @@ class PWFComb {
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: inconsistent layout in " + pool.path());
     words_ = lay_->rec_words;
     for (std::uint32_t r = 0; r < lay_->nrecs; ++r) {
-      if (!pool.contains(lay_->rec[r], words_ * 8))
-        throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: StateRec outside the pool " + pool.path());
+      // Validating (combining/validate.h's rule, restated here: this header
+      // precedes it): each record inside the pool, 8-aligned, the start of
+      // a heap block of at least rec_words words — a flipped bit in a
+      // record pointer is named, never followed.
+      const void* rp = lay_->rec[r];
+      if (rp == nullptr || reinterpret_cast<std::uintptr_t>(rp) % 8 != 0 || !pool.contains(rp, words_ * 8) ||
+          pool.heap().block_at(rp) < words_ * 8)
+        throw pmem::PoolError(pmem::Errc::kCorrupt,
+                              "PWFcomb: StateRec pointer " + std::to_string(r) + " at offset " +
+                                  std::to_string(reinterpret_cast<std::uintptr_t>(&lay_->rec[r]) -
+                                                 reinterpret_cast<std::uintptr_t>(pool.base())) +
+                                  " names no StateRec block (holds " +
+                                  std::to_string(reinterpret_cast<std::uintptr_t>(rp)) + ") in " + pool.path());
       recs_[r] = lay_->rec[r];
     }
     const std::uint64_t s = lay_->s.load(std::memory_order_acquire);
     if (pwf_detail::rec_id(s) >= lay_->nrecs)
-      throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: S names no StateRec in " + pool.path());
+      throw pmem::PoolError(pmem::Errc::kCorrupt,
+                            "PWFcomb: S names no StateRec: the word at offset " +
+                                std::to_string(reinterpret_cast<std::uintptr_t>(&lay_->s) -
+                                               reinterpret_cast<std::uintptr_t>(pool.base())) +
+                                " holds record " + std::to_string(pwf_detail::rec_id(s)) + " of " +
+                                std::to_string(lay_->nrecs) + " (in " + pool.path() + ")");
     // After a restart the S in memory is the durable S.
     durable_ver_.store(pwf_detail::version(s), std::memory_order_relaxed);
     // A slot per id of the capacity; the scratch of the ids >= n is made
