@@ -8,9 +8,17 @@
 //   broken variants (map): no-pwb-before-volatile (Fig. 4 l.41 removed),
 //   helper-no-pwb (l.20 removed), recover-no-trace, recover-no-copy
 //   (include/ferrite/mirror/internal/faults.h).
+//   growth (crash only, not bench): correct-grow, correct-grow-nvm-replica
+//   (ablation-style names: variants grow, grow-nvm-replica) — regions of 256 B
+//   (a test hook, TinyRegions: 3 nodes a region), so a campaign of a
+//   few dozen operations grows the chain many times (mirror/heap.h,
+//   "Growth"); broken grow-link-first (a region linked before its header is
+//   durable) and recover-no-mark-grown (the pool hook marks region 0 only).
 // Buckets: one per key of the bench's key range (load factor 1, as the
 // libcds-michael competitor); 2 in crash campaigns (16 keys), so threads
-// meet on the same fields and helpers run.
+// meet on the same fields and helpers run. Capacity: the region is a first
+// region only — the chain grows as the table fills (no region is sized for
+// the whole run any more).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -45,6 +53,8 @@ struct MirrorHash {
     return 16 * buckets(s) + 64 * (2 * static_cast<std::size_t>(s.key_range) + 64 * static_cast<std::size_t>(s.threads) * 1024);
   }
   static Handle create(ferrite::pmem::Pool* pool, const fa::Setup& s) {
+    if constexpr (requires { C::hooks::kMinRegionBytes; })  // growth variants: the smallest first region
+      return fm::HashMap<C>::create(*pool, s.name, s.threads, buckets(s), C::hooks::kMinRegionBytes);
     return fm::HashMap<C>::create(*pool, s.name, s.threads, buckets(s), std::min(bytes(s), pool->size() / 8 * 3));
   }
   static Handle attach(ferrite::pmem::Pool& pool, const fa::Setup& s) {
@@ -84,6 +94,15 @@ using Nvm = fm::Config<fm::InPool>;
 template <unsigned F>
 using DramF = fm::Config<fm::InDram, F>;
 namespace fi = fm::internal;
+// The growth variants' hook (mirror/heap.h, internal::min_region_bytes):
+// regions of 256 B (3 nodes each) instead of 64 KiB.
+struct TinyRegions {
+  static constexpr std::size_t kMinRegionBytes = 256;
+};
+using GrowDram = fm::Config<fm::InDram, 0, TinyRegions>;
+using GrowNvm = fm::Config<fm::InPool, 0, TinyRegions>;
+template <unsigned F>
+using GrowDramF = fm::Config<fm::InDram, F, TinyRegions>;
 template <class C>
 using Map = MirrorHash<C, op::Abstract::kMap>;
 template <class C>
@@ -100,6 +119,12 @@ fa::Registration reg(const char* subject, const char* variant, bool broken, bool
                           .description = description,
                           .bench = !broken,
                           .pool_size = std::size_t{1} << 30};
+}
+
+fa::Registration grow(const char* variant, bool broken, const char* description) {
+  auto r = reg("mirror-hashmap", variant, broken, !broken, description);
+  r.bench = false;  // 256-byte regions: a proof subject, not a configuration to measure
+  return r;
 }
 
 }  // namespace
@@ -124,5 +149,13 @@ FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoTrace>>,
 FERRITE_REGISTER_ADAPTER(Map<DramF<fi::kRecoverNoCopy>>,
                          reg("mirror-hashmap", "recover-no-copy", true, false,
                              "recovery rebuilds the free lists but not the volatile (DRAM) replica"));
+FERRITE_REGISTER_ADAPTER(Map<GrowDram>, grow("grow", false, "256-byte regions: the chain of regions grows during the run, DRAM replica"));
+FERRITE_REGISTER_ADAPTER(Map<GrowNvm>,
+                         grow("grow-nvm-replica", false, "256-byte regions: the chain grows, both replicas in the pool"));
+FERRITE_REGISTER_ADAPTER(Map<GrowDramF<fi::kGrowLinkFirst>>,
+                         grow("grow-link-first", true, "a new region is linked before its header is written back"));
+FERRITE_REGISTER_ADAPTER(Map<GrowDramF<fi::kRecoverNoMarkGrown>>,
+                         grow("recover-no-mark-grown", true,
+                              "the pool recovery hook marks region 0 only: pool recovery frees grown regions"));
 
 }  // namespace adapter_mirror_hashmap

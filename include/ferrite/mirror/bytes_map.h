@@ -57,13 +57,14 @@
 // Erase publishes 0 (no payload). Frees write nothing persistent.
 //
 // Recovery. Two levels, both reading only the pool:
-//   1. Pool recovery (Pool::open) calls BytesRoot's hook: it marks the
-//      region and traces every bucket's list FROM THE PERSISTENT REPLICA
+//   1. Pool recovery (Pool::open) calls BytesRoot's hook: it marks every
+//      region of the chain (Root's hook, validating it) and traces every
+//      bucket's list FROM THE PERSISTENT REPLICA
 //      (the heads and nodes at rep_v - delta, delta from the root's
 //      placement), marking the key payload of EVERY reachable node and its
 //      value payload when not 0, validating as it goes (mark_payload throws
-//      on a damaged payload; pointers outside the region, misaligned, or a
-//      list longer than the region's units throw kCorrupt) — a throwing hook
+//      on a damaged payload; pointers outside the regions, misaligned, or a
+//      list longer than the regions' units throw kCorrupt) — a throwing hook
 //      makes the pool keep every block and name the root, never a segfault.
 //      Marked (logically deleted) and erased (value 0) nodes are traced
 //      too: a restarted search does not read a marked node's key (Harris
@@ -75,7 +76,7 @@
 //      payloads of a put whose CAS did not persist) is freed by pool
 //      recovery: a crash leaks nothing.
 //   2. attach runs Mirror's recovery (§4.3.3, internal/harris_table.h):
-//      rep_v := rep_p for every reachable node, the region's free lists
+//      rep_v := rep_p for every reachable node, every region's free lists
 //      rebuilt; then the size counters are recounted.
 // The root has its own type tag (kTypeTag below): the int64 structures keep
 // mirror::Root (tag 0x4D190001, version 1) and neither attaches as the other
@@ -84,14 +85,15 @@
 // For users. put(t, key, value) -> true if inserted, false if it replaced;
 // every operation is durable when it returns (durable linearizability).
 // MapOptions::threads sizes DRAM only; MapOptions::buckets is the fixed
-// bucket count (this table does not grow). replica_bytes (create's last
-// argument, default 8 MiB) is the Mirror region for nodes: 64 B per key;
-// payloads take pool heap blocks (16 B header + the bytes, rounded to the
-// heap's size class). A key or value over kMaxPayloadBytes throws
-// pmem::PoolError(kInvalidArgument) naming the size and the limit, before
-// anything changes; a full pool throws PoolError(kFull) and a full region
-// Heap's kFull message — in both cases nothing stored is lost and the put
-// had no effect.
+// bucket count (the bucket array does not grow; the node heap does).
+// replica_bytes (create's last argument, default 8 MiB) is the size of each
+// Mirror region for nodes (64 B per key): when the regions are used up the
+// chain grows by one (mirror/heap.h, "Growth"); payloads take pool heap
+// blocks (16 B header + the bytes, rounded to the heap's size class). A key
+// or value over kMaxPayloadBytes throws pmem::PoolError(kInvalidArgument)
+// naming the size and the limit, before anything changes; a full pool throws
+// PoolError(kFull) (for a region: naming the pool's free space) — nothing
+// stored is lost and the put had no effect.
 #pragma once
 
 #include <algorithm>
@@ -221,32 +223,39 @@ class BytesKeys {
 template <bool kMarkValues = true>
 struct BasicBytesRoot : Root {
   static constexpr std::uint32_t kTypeTag = kMarkValues ? 0x4D19'0002 : 0x4D19'0F02;
-  static constexpr std::uint32_t kTypeVersion = 1;
+  static constexpr std::uint32_t kTypeVersion = 2;  // Root's: region 0 starts with its header
   static constexpr const char* kTypeName =
       kMarkValues ? "mirror::BytesRoot" : "mirror::BytesRoot (broken: value payloads unmarked)";
 
   static void recover_root(pmem::Pool& pool, BasicBytesRoot* r, const std::function<void(void*)>& mark) {
     using Node = BytesNode<Default>;  // the layout does not depend on the Config
     using Link = patomic<Node*, Default>;
-    Root::recover_root(pool, r, mark);  // the region block
+    Root::recover_root(pool, r, mark);  // every linked region
     if (r->region == 0) return;
     auto corrupt = [&](const std::string& what) {
       return pmem::PoolError(pmem::Errc::kCorrupt, "mirror::BytesHashMap recovery: " + what);
     };
     const std::uint64_t delta =
         r->placement == static_cast<std::uint32_t>(PlacementKind::kDram) ? pmem::kReplicaOffset : r->replica_bytes;
-    const std::uint64_t lo = r->region, hi = r->region + r->replica_bytes;
-    if (!pool.contains(reinterpret_cast<const void*>(lo), r->replica_bytes)) throw corrupt("region outside the pool");
-    // rep_v address -> its rep_p copy, checked to lie inside the region.
+    // Every region of the chain (validated; Root's hook above marked them),
+    // sorted by address to find the one a pointer falls in.
+    std::vector<std::uint64_t> regions = internal::region_chain(pool, r->region, r->replica_bytes, r->placement);
+    std::sort(regions.begin(), regions.end());
+    const std::uint64_t S = r->replica_bytes;
+    // rep_v address -> its rep_p copy, checked to lie inside one region
+    // (not its header unit).
     auto rep_p = [&](std::uint64_t v, std::size_t n) -> const void* {
       const std::uint64_t p = v - delta;
-      if (p < lo || p + n > hi || (p - lo) % 64 != 0) throw corrupt("a pointer outside the region");
+      auto it = std::upper_bound(regions.begin(), regions.end(), p);
+      if (it == regions.begin()) throw corrupt("a pointer " + internal::hex(v) + " outside the regions");
+      const std::uint64_t lo = *--it;
+      if (p == lo || p + n > lo + S || (p - lo) % 64 != 0) throw corrupt("a pointer " + internal::hex(v) + " outside the regions");
       return reinterpret_cast<const void*>(p);
     };
     const std::uint64_t buckets = r->param;
     if (buckets == 0 || r->anchor_bytes != buckets * sizeof(Link)) throw corrupt("the root is inconsistent");
     const auto* heads = static_cast<const Link*>(rep_p(r->anchor, r->anchor_bytes));
-    std::uint64_t budget = r->replica_bytes / 64;  // more nodes than units: a cycle
+    std::uint64_t budget = regions.size() * (S / 64);  // more nodes than units: a cycle
     auto unmark = [](Node* p) { return reinterpret_cast<std::uint64_t>(p) & ~std::uint64_t{1}; };
     for (std::uint64_t b = 0; b < buckets; ++b) {
       // CRASH: the persistent replica's links are what survived; rep_v is

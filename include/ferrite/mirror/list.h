@@ -33,9 +33,12 @@
 // below this run's count. open_or_create: attach also accepts create's
 // arguments and ignores the creation-only ones (the root recorded them),
 // so pmem::Pool::open_or_create<List>(name, threads[, replica_bytes])
-// works. Capacity: the region's size (replica_bytes) is fixed at create;
-// a full region throws pmem::PoolError(kFull) saying its size and to
-// create the list with a larger one (docs/mirror.md, "Capacity").
+// works.
+// Capacity: no fixed capacity: replica_bytes is the size of each region of
+// the heap's chain (mirror/heap.h, "Growth"); when the regions are used up
+// the chain grows by one region, so only a full POOL throws
+// pmem::PoolError(kFull), naming the pool's free space; nothing stored is
+// lost (docs/mirror.md, "Growth").
 #pragma once
 
 #include <cstdint>

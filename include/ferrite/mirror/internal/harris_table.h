@@ -5,13 +5,15 @@
 //
 // Creation order (a crash at any verb leaves either no root — the
 // structure does not exist and is created afresh — or a complete one):
-//   1. the region: a block of the pool heap (its chunk map entry persisted
-//      by the pool);
+//   1. region 0: a block of the pool heap (its chunk map entry persisted
+//      by the pool), its header written back (mirror/heap.h; at least the
+//      bucket array's size, which must fit one region); later regions are
+//      chained by the heap as the table fills (Heap's "Growth");
 //   2. the bucket heads, constructed on rep_v (nullptr, seq 0), copied to
 //      rep_p, written back, psync (Heap::make_array);
 //   3. the root, written by pmem::Pool::create_root: persisted before the
 //      header names it.
-// Attach: the pool has recovered itself (Root's hook kept the region);
+// Attach: the pool has recovered itself (Root's hook kept every linked region);
 // attach maps rep_v (DRAM: a fresh zeroed mapping; pool mode: the second half
 // of the region), then Heap::recover traces from the bucket heads, copying
 // every reachable object to rep_v and rebuilding the free lists. It reads
@@ -31,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,7 +44,8 @@
 
 namespace ferrite::mirror::internal {
 
-template <class C, std::uint32_t kStructure, class P = IntKeys<C>, class R = Root>
+template <class C, std::uint32_t kStructure, class P = IntKeys<C>,
+          class R = std::conditional_t<C::has(kRecoverNoMarkGrown), RootFirstRegionOnly, Root>>
 class HarrisTable {
  public:
   using List = HarrisList<C, P>;
@@ -84,7 +88,9 @@ class HarrisTable {
   HarrisTable(pmem::Pool& pool, std::string_view name, int threads, std::size_t replica_bytes, std::uint64_t buckets)
       : n_(buckets), ebr_(threads) {
     if (buckets == 0) throw std::invalid_argument("mirror: a table needs at least one bucket");
-    heap_ = std::make_unique<Heap<C>>(pool, replica_bytes, threads);
+    // Region 0 holds the bucket array (one object: it never moves to a later
+    // region), so it has room for it and its header at least.
+    heap_ = std::make_unique<Heap<C>>(pool, std::max(replica_bytes, buckets * sizeof(Link) + Heap<C>::kUnit), threads);
     heads_ = heap_->template make_array<Link>(0, n_);
     pol_ = std::make_unique<P>(pool, *heap_);
     R r;
