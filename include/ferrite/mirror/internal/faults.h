@@ -49,15 +49,6 @@ enum Fault : unsigned {
   // Byte-string map: the pool recovery hook marks key payloads only — pool
   // recovery frees every live value, and a later put reuses its block.
   kRecoverNoMarkValues = 1u << 8,
-  // Growth (mirror/heap.h, H2): a new region is linked (its predecessor's
-  // `next` written back and psynced) before its header is written back — a
-  // crash can leave a durable link to a region whose header never reached
-  // the media, and recovery refuses the chain.
-  kGrowLinkFirst = 1u << 10,
-  // Growth: the pool recovery hook marks region 0 only (the root type
-  // RootFirstRegionOnly) — pool recovery frees every grown region while the
-  // chain still names it, and the next pool allocation reuses a live one.
-  kRecoverNoMarkGrown = 1u << 11,
   // Ordered byte-string map (mirror/bytes_skip_map.h): the pool recovery
   // hook marks value payloads only — pool recovery frees every live key, a
   // later put reuses its block, and the node's key reads as another's bytes.
