@@ -183,6 +183,22 @@ class SplitOrderedMap {
     auto m = std::unique_ptr<SplitOrderedMap>(new SplitOrderedMap(threads, so));
     std::vector<PBlk*> kept;
     m->es_ = Sys::attach(pool, root, threads, &kept, opt, stats);
+    // Bytes: every kept payload validated first, by this thread (a damaged
+    // one is PoolError(kCorrupt) naming its offset): the rebuild's sort
+    // reads keys in recovery_threads threads, where a throw would end the
+    // process instead of reaching the caller.
+    if constexpr (kBytes) {
+      for (const PBlk* p : kept) {
+        try {
+          (void)Policy::lengths(p);
+        } catch (const pmem::PoolError& e) {
+          m->abandon();  // a refused recovery: the close writes nothing more to the pool
+          throw pmem::PoolError(pmem::Errc::kCorrupt, "montage: recovery of '" + std::string(name) +
+                                                          "': the payload block at offset " +
+                                                          std::to_string(pool.offset_of(p)) + ": " + e.what());
+        }
+      }
+    }
     m->rebuild(kept, std::max(1, opt.recovery_threads));
     return m;
   }
