@@ -110,7 +110,8 @@ class LoggedArraySwap {
   }
   Logger& logger() { return log_; }
 
-  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+  static void recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark) {
+    validate_area(pool, &r->log);  // before following its pointers (issue 40)
     recover_area(&r->log);
     mark_area(&r->log, mark);
     if (r->slots != nullptr) mark(r->slots);

@@ -148,10 +148,40 @@ class LoggedRbTree {
   }
   Logger& logger() { return log_; }
 
-  static void recover_root(pmem::Pool&, Root* r, const std::function<void(void*)>& mark) {
+  // Validates before it follows (issue 40), after the log's rollback (the
+  // tree is then as the last complete regions left it): the log area
+  // (validate_area), then every node before its children are read — a heap
+  // block of a node's size whose parent pointer names the node it was
+  // reached from (the root's: null), so a pointer flipped to another node
+  // (a lost subtree, a cycle) is caught too. A damaged pointer is a
+  // pmem::PoolError(kCorrupt) naming its offset.
+  static void recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark) {
+    validate_area(pool, &r->log);
     recover_area(&r->log);
     mark_area(&r->log, mark);
-    walk(r->root, [&](Node* n) { mark(n); });
+    struct Edge {
+      Node* const* at;
+      const Node* parent;
+    };
+    std::vector<Edge> todo{{&r->root, nullptr}};
+    std::size_t seen = 0;
+    const std::size_t most = pool.size() / sizeof(Node);
+    while (!todo.empty()) {
+      const Edge e = todo.back();
+      todo.pop_back();
+      Node* n = *e.at;
+      if (n == nullptr) continue;
+      const char* why = nullptr;
+      if (pool.heap().block_at(n) < sizeof(Node)) why = " is not a node";
+      else if (n->parent != e.parent) why = " names a node whose parent pointer differs";
+      else if (++seen > most) why = " closes a cycle";
+      if (why != nullptr)
+        throw pmem::PoolError(pmem::Errc::kCorrupt, "logging: rb tree: the pointer at offset " +
+                                                        std::to_string(pool.offset_of(e.at)) + why);
+      mark(n);
+      todo.push_back({&n->left, n});
+      todo.push_back({&n->right, n});
+    }
   }
 
  private:

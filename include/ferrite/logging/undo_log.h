@@ -442,6 +442,30 @@ inline RecoveryStats recover_area(LogArea* area) {
   return st;
 }
 
+// Validates what recover_area and mark_area follow (the owner's root hook
+// calls it first, issue 40): the area's version and thread count, and each
+// thread log pointer — null, or the start of a heap block of the pool large
+// enough for the capacity it records (capacity >= 1). A damaged word is a
+// pmem::PoolError(kCorrupt) naming its offset, never a wild pointer followed.
+inline void validate_area(const pmem::Pool& pool, const LogArea* area) {
+  auto bad = [&](const void* at, const std::string& why) {
+    throw pmem::PoolError(pmem::Errc::kCorrupt, "logging: undo log area: " + why + " (the word at offset " +
+                                                    std::to_string(pool.offset_of(at)) + ")");
+  };
+  if (area->version != LogArea::kVersion) bad(&area->version, "version " + std::to_string(area->version));
+  if (area->threads > kMaxThreads) bad(&area->threads, "thread count " + std::to_string(area->threads));
+  for (std::uint32_t t = 0; t < area->threads; ++t) {
+    const ThreadLog* log = area->logs[t];
+    if (log == nullptr) continue;
+    const std::size_t block = pool.heap().block_at(log);
+    if (block < thread_log_bytes(1)) bad(&area->logs[t], "thread " + std::to_string(t) + "'s log is not a heap block");
+    if (log->capacity < 1 || log->capacity > block / sizeof(LogEntry) ||
+        thread_log_bytes(static_cast<std::size_t>(log->capacity)) > block)
+      bad(&log->capacity, "thread " + std::to_string(t) + "'s log capacity " + std::to_string(log->capacity) +
+                              " does not fit its " + std::to_string(block) + "-byte block");
+  }
+}
+
 // Marks the blocks of the log area (for the owner's root hook).
 inline void mark_area(LogArea* area, const std::function<void(void*)>& mark) {
   if (area == nullptr || area->version != LogArea::kVersion) return;
