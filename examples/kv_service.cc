@@ -10,7 +10,9 @@
 //   kv-service POOL --engine ENGINE [--pool-size BYTES] [--threads N]
 //
 // Engines (ferrite/map.h, one interface): mirror-hash (mirror/bytes_map.h),
-// montage-hash (montage/bytes_hash_map.h); `kv-service --help` lists them.
+// montage-hash (montage/bytes_hash_map.h), and the ordered ones that also
+// scan: mirror-ordered (mirror/bytes_skip_map.h), montage-ordered
+// (montage/bytes_skip_map.h); `kv-service --help` lists them.
 //
 // Protocol: one command per line, words separated by one space, keys and
 // values in hex ("-" for the empty string: every byte string is storable).
@@ -45,7 +47,9 @@
 #include "ferrite/pmem/pool.h"
 #include "ferrite/sync/thread_registry.h"
 #include "ferrite/mirror/bytes_map.h"
+#include "ferrite/mirror/bytes_skip_map.h"
 #include "ferrite/montage/bytes_hash_map.h"
+#include "ferrite/montage/bytes_skip_map.h"
 
 namespace {
 
@@ -125,6 +129,10 @@ const EngineInfo kEngines[] = {
      open_engine<ferrite::mirror::BytesHashMap<>>},
     {"montage-hash", "nbMontage's resizable hash map (buffered: each update is synced before its acknowledgement)",
      open_engine<ferrite::montage::BytesHashMap<>>},
+    {"mirror-ordered", "Mirror's skip list, ordered: scan (durably linearizable)",
+     open_engine<ferrite::mirror::BytesSkipMap<>>},
+    {"montage-ordered", "nbMontage's skip list, ordered: scan (buffered: each update is synced before its acknowledgement)",
+     open_engine<ferrite::montage::BytesSkipMap<>>},
 };
 
 int hexval(char c) {

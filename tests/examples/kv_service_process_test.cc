@@ -18,6 +18,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <random>
@@ -48,6 +49,13 @@ std::string hex(const std::string& s) {
     h.push_back(d[c & 15]);
   }
   return h;
+}
+
+std::string unhex(const std::string& h) {
+  if (h == "-") return "";
+  std::string s;
+  for (std::size_t i = 0; i + 1 < h.size(); i += 2) s.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+  return s;
 }
 
 // One running service: commands on its stdin, replies from its stdout.
@@ -125,9 +133,29 @@ struct Model {
   }
 };
 
+// The service's whole ordered contents ("scan - - N": from the empty key,
+// no upper bound), as the pairs it sent; nullopt when the reply is malformed.
+std::optional<std::vector<std::pair<std::string, std::string>>> scan_all(Service& s) {
+  s.send("scan - - 1000000");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (;;) {
+    const std::string r = s.reply();
+    if (r.rfind("end ", 0) == 0) {
+      if (r != "end " + std::to_string(out.size())) return std::nullopt;
+      return out;
+    }
+    if (r.rfind("pair ", 0) != 0) return std::nullopt;
+    const auto sp = r.find(' ', 5);
+    if (sp == std::string::npos) return std::nullopt;
+    out.emplace_back(unhex(r.substr(5, sp - 5)), unhex(r.substr(sp + 1)));
+  }
+}
+
 // Checks the restarted service against the model (either outcome of the
-// command in flight); adopts the outcome it finds. Returns "" or what is wrong.
-std::string verify(Service& s, Model& m, const std::vector<std::string>& keys) {
+// command in flight); adopts the outcome it finds. An ordered engine's scan
+// must list the same state in ascending key order. Returns "" or what is
+// wrong.
+std::string verify(Service& s, Model& m, const std::vector<std::string>& keys, bool ordered) {
   Model with = m;
   if (m.in_flight) with.apply(*m.in_flight);
   bool matches_without = true, matches_with = true;
@@ -144,6 +172,20 @@ std::string verify(Service& s, Model& m, const std::vector<std::string>& keys) {
       return "key " + hex(k) + ": got '" + r.substr(0, 80) + "', acknowledged state has '" + expect(m).substr(0, 80) +
              "'" + (m.in_flight ? " (or '" + expect(with).substr(0, 80) + "' with the command in flight)" : "");
   }
+  if (ordered) {
+    const auto pairs = scan_all(s);
+    if (!pairs) return "a malformed scan reply";
+    auto same = [&](const Model& x) {
+      return pairs->size() == x.kv.size() && std::equal(pairs->begin(), pairs->end(), x.kv.begin(), [](auto& a, auto& b) {
+               return a.first == b.first && a.second == b.second;
+             });
+    };
+    matches_without = matches_without && same(m);
+    matches_with = matches_with && same(with);
+    if (!matches_without && !matches_with)
+      return "scan listed " + std::to_string(pairs->size()) + " pairs, not the acknowledged state's " +
+             std::to_string(m.kv.size()) + " in key order";
+  }
   const std::string sz = s.call("size");
   if (matches_without && sz == "size " + std::to_string(m.kv.size())) {
     m.in_flight.reset();
@@ -158,7 +200,7 @@ std::string verify(Service& s, Model& m, const std::vector<std::string>& keys) {
          (m.in_flight ? " (" + std::to_string(with.kv.size()) + " with the command in flight)" : "");
 }
 
-void kill_and_restart(const std::string& engine) {
+void kill_and_restart(const std::string& engine, bool ordered = false) {
   ferrite::test::TempPath pool("kv-" + engine);
   std::mt19937_64 rng(0x6b76 + engine.size());
   std::vector<std::string> keys;
@@ -179,7 +221,7 @@ void kill_and_restart(const std::string& engine) {
     Service s(pool.path, engine);
     ASSERT_TRUE(s.ok());
     if (run > 0) {
-      const std::string why = verify(s, m, keys);
+      const std::string why = verify(s, m, keys, ordered);
       ASSERT_EQ(why, "") << engine << ", after kill " << run;
     }
     if (run == kills) break;
@@ -207,6 +249,12 @@ void kill_and_restart(const std::string& engine) {
 
 TEST(KvService, MirrorHashKeepsExactlyTheAcknowledgedStateAcross100Kills) { kill_and_restart("mirror-hash"); }
 TEST(KvService, MontageHashKeepsExactlyTheAcknowledgedStateAcross100Kills) { kill_and_restart("montage-hash"); }
+TEST(KvService, MirrorOrderedKeepsExactlyTheAcknowledgedStateAndItsOrderAcross100Kills) {
+  kill_and_restart("mirror-ordered", /*ordered=*/true);
+}
+TEST(KvService, MontageOrderedKeepsExactlyTheAcknowledgedStateAndItsOrderAcross100Kills) {
+  kill_and_restart("montage-ordered", /*ordered=*/true);
+}
 
 TEST(KvService, BadInputGetsAClearErrorAndChangesNothing) {
   ferrite::test::TempPath pool("kv-bad");
@@ -215,7 +263,9 @@ TEST(KvService, BadInputGetsAClearErrorAndChangesNothing) {
   EXPECT_EQ(s.call("put 6b 76"), "inserted");
   EXPECT_EQ(s.call("put 6b"), "error: put KEY VALUE, both hex");
   EXPECT_EQ(s.call("put zz 00"), "error: put KEY VALUE, both hex");
-  EXPECT_EQ(s.call("frobnicate"), "error: unknown command 'frobnicate' (put, get, del, size, quit)");
+  EXPECT_EQ(s.call("frobnicate"), "error: unknown command 'frobnicate' (put, get, del, scan, size, quit)");
+  EXPECT_EQ(s.call("scan - - 10"), "error: engine 'mirror-hash' is not ordered (scan needs an ordered engine)");
+  EXPECT_EQ(s.call("scan 6b"), "error: scan LO HI N (LO, HI hex, HI '-' for no bound, N a count)");
   EXPECT_EQ(s.call("get 6b"), "value 76");
   EXPECT_EQ(s.call("size"), "size 1");
   EXPECT_EQ(s.call("quit"), "bye");
