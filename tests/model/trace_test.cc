@@ -379,6 +379,12 @@ TEST(TraceTool, KeyRangeSizesTheWorkloadAsABenchmark) {
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 2) << rc;
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // `ferrite sim --paper` end to end on small traces: StrandWeaver's
 // evaluation reports both non-atomic designs, and the paper's NON-ATOMIC
 // (only the undo barriers dropped) lies between strandweaver and the
@@ -400,10 +406,17 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
   EXPECT_EQ(sw.at("key_range").get<std::uint64_t>(), 65536u);  // bench-sized by default
   const auto& a = sw.at("average_speedup_over_x86");
   const double strand = a.at("strandweaver"), nap = a.at("non-atomic-paper"), na = a.at("non-atomic");
-  EXPECT_GE(nap, strand);
-  EXPECT_GE(na, nap);
+  // Under the sanitizers the traces' compute gaps are rdtsc readings of
+  // instrumented code (issue 44: not yet machine-independent), which put the
+  // three designs within 1% of each other; an ASan run at stop 47 had
+  // non-atomic-paper 1.00779 vs strandweaver 1.00780. There the order is
+  // checked up to that noise (0.5%); release checks it exactly and with a
+  // margin (below).
+  const double noise = kSanitized ? 0.005 : 0.0;
+  EXPECT_GE(nap, strand - noise);
+  EXPECT_GE(na, nap - noise);
   EXPECT_GE(sw.at("strandweaver_slowdown_vs_non_atomic").get<double>(),
-            sw.at("strandweaver_slowdown_vs_non_atomic_paper").get<double>());
+            sw.at("strandweaver_slowdown_vs_non_atomic_paper").get<double>() - noise);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
   // Release: the undo barriers cost strandweaver measurably (5-6% on these
   // traces); under the sanitizers the gaps may hide them.
@@ -474,7 +487,7 @@ TEST(SimTool, PaperEvaluationsReportBothNonAtomicDesignsAndBothX86Baselines) {
     // order is checked above.
     if (std::string(g) == "microbenchmarks") {
       EXPECT_GE(grp.at("strandweaver_slowdown_vs_non_atomic").get<double>(),
-                grp.at("strandweaver_slowdown_vs_non_atomic_paper").get<double>())
+                grp.at("strandweaver_slowdown_vs_non_atomic_paper").get<double>() - noise)
           << g;
     }
   }
