@@ -43,8 +43,9 @@
 // seq's parity). Do not mix a structure's seq-less convenience overloads
 // with Detectable on the same structure.
 //
-// Thread capacity: the count at creation is a capacity (<= 64); attach asks
-// for any 1..capacity (more throws, naming both), begin takes the attach's
+// Thread capacity: the count at creation is a capacity (<= 64; by default
+// kDefaultThreads = 64); attach asks for any 1..capacity (by default,
+// kAsCreated: all of it; more throws, naming both), begin takes the attach's
 // ids, pending any id below the capacity (Detectable::recover(tid)).
 //
 // Thread safety: begin/complete/recover/pending for distinct threads may run
@@ -104,18 +105,23 @@ static_assert(offsetof(OpLogRoot, lines) == 64);
 
 class OpLog {
  public:
-  static OpLog create(pmem::Pool& pool, std::string_view name, int threads) {
+  static OpLog create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads) {
     if (threads <= 0 || threads > OpLogRoot::kMaxThreads)
       throw std::invalid_argument("OpLog: threads must be in [1, 64], got " + std::to_string(threads));
     return OpLog(pool.create_root<OpLogRoot>(name, threads), threads, threads);
   }
   // Any 1 <= threads <= the capacity the log was created for.
-  static OpLog attach(pmem::Pool& pool, std::string_view name, int threads) {
+  // kAsCreated (the default): every id of that capacity.
+  static OpLog attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
     auto* r = pool.root<OpLogRoot>(name);
-    return OpLog(r, threads, capacity_for(*r, name, threads));
+    const int cap = capacity_for(*r, name, threads);
+    return OpLog(r, threads == kAsCreated ? cap : threads, cap);
   }
-  static OpLog open_or_create(pmem::Pool& pool, std::string_view name, int threads) {
-    return pool.has_root(name) ? attach(pool, name, threads) : create(pool, name, threads);
+  // kAsCreated (the default): attach with every id, or create with
+  // kDefaultThreads.
+  static OpLog open_or_create(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
+    return pool.has_root(name) ? attach(pool, name, threads)
+                               : create(pool, name, threads == kAsCreated ? kDefaultThreads : threads);
   }
   // Persists (seq = last + 1, op, arg, arg2) for tid; returns seq. Call it
   // right before invoking the operation with that seq.
@@ -178,9 +184,10 @@ class OpLog {
     if (r.threads == 0 || r.threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
       throw std::runtime_error("OpLog '" + std::string(name) + "': corrupt root (thread capacity " +
                                std::to_string(r.threads) + ")");
-    if (threads <= 0)
+    if (threads == kAsCreated) return static_cast<int>(r.threads);
+    if (threads < 0)
       throw std::invalid_argument("OpLog '" + std::string(name) + "': attach asked for " +
-                                  std::to_string(threads) + " threads; it takes at least 1");
+                                  std::to_string(threads) + " threads; it takes at least 1 (or kAsCreated)");
     if (static_cast<std::uint32_t>(threads) > r.threads)
       throw std::invalid_argument("OpLog '" + std::string(name) + "' was created for at most " +
                                   std::to_string(r.threads) + " threads; attach asked for " +

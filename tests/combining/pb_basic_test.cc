@@ -431,7 +431,10 @@ TEST(OpLog, AttachesForFewerThreadsThanItsCapacity) {
     EXPECT_NE(w.find("at most 8 threads"), std::string::npos) << w;
     EXPECT_NE(w.find("asked for 9"), std::string::npos) << w;
   }
-  EXPECT_THROW(fc::OpLog::attach(*tp, "log", 0), std::invalid_argument);
+  EXPECT_THROW(fc::OpLog::attach(*tp, "log", -1), std::invalid_argument);
+  // kAsCreated (0, attach's default): every id of the capacity.
+  EXPECT_EQ(fc::OpLog::attach(*tp, "log", ferrite::kAsCreated).threads(), 8);
+  EXPECT_EQ(fc::OpLog::attach(*tp, "log").threads(), 8);
   // The limit of 64 (kMaxThreads) is a capacity too.
   EXPECT_THROW(fc::OpLog::create(*tp, "wide", 65), std::invalid_argument);
   {

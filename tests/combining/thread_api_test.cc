@@ -19,6 +19,8 @@
 
 #include "common/temp_pool.h"
 #include "ferrite/combining/atomic_float.h"
+#include "ferrite/combining/pb_bytes_queue.h"
+#include "ferrite/combining/pb_bytes_stack.h"
 #include "ferrite/combining/pb_heap.h"
 #include "ferrite/combining/pb_queue.h"
 #include "ferrite/combining/pb_stack.h"
@@ -171,15 +173,17 @@ std::string what_of(F&& f) {
   return "(no exception)";
 }
 
-// An attach above the capacity and one for 0 threads throw; the first
-// names both numbers and what to do.
+// An attach above the capacity and one for -1 threads throw; the first
+// names both numbers and what to do. kAsCreated (0, attach's default)
+// attaches for the whole capacity.
 template <class S, class... A>
 void expect_attach_bounds(ferrite::pmem::Pool& pool, const char* name, A... args) {
   const std::string w = what_of([&] { (void)S::attach(pool, name, kCapacity + 1, args...); });
   EXPECT_NE(w.find("at most 8 threads"), std::string::npos) << w;
   EXPECT_NE(w.find("asked for 9"), std::string::npos) << w;
   EXPECT_NE(w.find("larger capacity"), std::string::npos) << w;
-  EXPECT_NE(what_of([&] { (void)S::attach(pool, name, 0, args...); }), "(no exception)");
+  EXPECT_NE(what_of([&] { (void)S::attach(pool, name, -1, args...); }), "(no exception)");
+  EXPECT_EQ(what_of([&] { (void)S::attach(pool, name, ferrite::kAsCreated, args...); }), "(no exception)");
 }
 
 // Run 1 (attached for the capacity, 8): threads 0 and 1 enqueue 200 values
@@ -399,6 +403,70 @@ TEST(ThreadApi, PBAtomicFloatAttachesForFewerThreadsThanItsCapacity) {
 }
 TEST(ThreadApi, PWFAtomicFloatAttachesForFewerThreadsThanItsCapacity) {
   capacity_test<fc::PWFAtomicFloat<>>("f", mul_op);
+}
+
+// The default capacity (issue 39: "at least 64 where the layout allows"):
+// a structure created with no thread count takes kDefaultThreads ids, and
+// one attached with none (open_or_create<S>(name)) takes every id it was
+// created for — 64 on a default structure, 8 on one created for 8 (id 8 is
+// refused there, with the attach's range in the message).
+template <class S, class Put, class Take>
+void default_capacity_test(Put put, Take take) {
+  static_assert(ferrite::kDefaultThreads >= 64);
+  TempPool pool("thread-default");
+  ferrite::sync::ThreadRegistry reg(ferrite::kDefaultThreads);
+  std::vector<ferrite::Thread> hs;
+  for (int i = 0; i < ferrite::kDefaultThreads; ++i) hs.push_back(reg.acquire());
+  {
+    auto s = pool->open_or_create<S>("all");
+    put(*s, hs.back(), 63);
+    auto few = pool->open_or_create<S>("eight", kCapacity);
+    put(*few, hs[kCapacity - 1], 7);
+    auto log = ferrite::OpLog::open_or_create(*pool, "log");
+    EXPECT_EQ(log.threads(), ferrite::kDefaultThreads);
+  }
+  pool.reopen();
+  auto s = pool->open_or_create<S>("all");
+  EXPECT_EQ(take(*s, hs.back()), std::optional<std::int64_t>(63));
+  put(*s, hs[40], 40);
+  EXPECT_EQ(take(*s, hs[40]), std::optional<std::int64_t>(40));
+  auto few = pool->open_or_create<S>("eight");
+  EXPECT_EQ(take(*few, hs[kCapacity - 1]), std::optional<std::int64_t>(7));
+  const std::string w = what_of([&] { put(*few, hs[kCapacity], 8); });
+  EXPECT_NE(w.find("8"), std::string::npos) << w;
+  EXPECT_NE(w, "(no exception)");
+  const std::string wa = what_of([&] { (void)S::attach(*pool, "all", ferrite::kDefaultThreads + 1); });
+  EXPECT_NE(wa.find("at most 64 threads"), std::string::npos) << wa;
+  auto log = ferrite::OpLog::open_or_create(*pool, "log");
+  EXPECT_EQ(log.threads(), ferrite::kDefaultThreads);
+}
+
+auto queue_put = [](auto& q, const ferrite::Thread& t, std::int64_t v) { q.enqueue(t, v); };
+auto queue_take = [](auto& q, const ferrite::Thread& t) { return q.dequeue(t); };
+auto stack_put = [](auto& q, const ferrite::Thread& t, std::int64_t v) { q.push(t, v); };
+auto stack_take = [](auto& q, const ferrite::Thread& t) { return q.pop(t); };
+auto bytes_queue_put = [](auto& q, const ferrite::Thread& t, std::int64_t v) { q.enqueue(t, std::to_string(v)); };
+auto bytes_queue_take = [](auto& q, const ferrite::Thread& t) -> std::optional<std::int64_t> {
+  auto b = q.dequeue(t);
+  return b ? std::optional<std::int64_t>(std::stoll(*b)) : std::nullopt;
+};
+auto bytes_stack_put = [](auto& q, const ferrite::Thread& t, std::int64_t v) { q.push(t, std::to_string(v)); };
+auto bytes_stack_take = [](auto& q, const ferrite::Thread& t) -> std::optional<std::int64_t> {
+  auto b = q.pop(t);
+  return b ? std::optional<std::int64_t>(std::stoll(*b)) : std::nullopt;
+};
+
+TEST(ThreadApi, PBQueueDefaultsToSixtyFourThreads) { default_capacity_test<fc::PBQueue<>>(queue_put, queue_take); }
+TEST(ThreadApi, PWFQueueDefaultsToSixtyFourThreads) { default_capacity_test<fc::PWFQueue<>>(queue_put, queue_take); }
+TEST(ThreadApi, PBStackDefaultsToSixtyFourThreads) { default_capacity_test<fc::PBStack<>>(stack_put, stack_take); }
+TEST(ThreadApi, PWFStackDefaultsToSixtyFourThreads) {
+  default_capacity_test<fc::PWFStack<true, true, fc::pwf_fault::kNone>>(stack_put, stack_take);
+}
+TEST(ThreadApi, PBBytesQueueDefaultsToSixtyFourThreads) {
+  default_capacity_test<fc::PBBytesQueue<>>(bytes_queue_put, bytes_queue_take);
+}
+TEST(ThreadApi, PBBytesStackDefaultsToSixtyFourThreads) {
+  default_capacity_test<fc::PBBytesStack<>>(bytes_stack_put, bytes_stack_take);
 }
 
 }  // namespace

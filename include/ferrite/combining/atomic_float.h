@@ -72,7 +72,7 @@ class PBAtomicFloat {
 
   // Creates the persistent object under `name` for `threads` threads.
   static std::unique_ptr<PBAtomicFloat> create(pmem::Pool& pool, std::string_view name,
-                                               int threads, int alloc_tid = 0) {
+                                               int threads = kDefaultThreads, int alloc_tid = 0) {
     if (threads <= 0) throw std::invalid_argument("PBAtomicFloat: threads must be > 0");
     AtomicFloatObject obj;
     const RecLayout l = Comb::layout_for(obj, threads);
@@ -86,7 +86,7 @@ class PBAtomicFloat {
   }
   // Re-attaches (after a restart: this is the whole structure-level
   // recovery; the pool recovered the heap when it opened). Frees nothing.
-  static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads) {
+  static std::unique_ptr<PBAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
     auto* root = pool.root<PBAtomicFloatRoot>(name);
     // A pool opened without recovery ran no hook: validate before the
     // combiner reads a record (recover_root).

@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ferrite/sync/thread_registry.h"
 #include "ferrite/combining/internal/faults.h"
 #include "ferrite/op.h"
 #include "ferrite/persist/line_writeback.h"

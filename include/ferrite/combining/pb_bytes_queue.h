@@ -104,10 +104,10 @@ class PBBytesQueue {
   using Queue = PBQueue<Faults, PBBytesQueueRoot>;
   using Node = PBQueueNode;
 
-  static std::unique_ptr<PBBytesQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBBytesQueue> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                               int alloc_tid = 0) {
     return std::unique_ptr<PBBytesQueue>(
-        new PBBytesQueue(pool, Queue::create(pool, name, threads, alloc_tid), threads));
+        new PBBytesQueue(pool, Queue::create(pool, name, threads, alloc_tid)));
   }
 
   // Re-attaches by name. The pool recovered the heap when it opened (this
@@ -116,8 +116,8 @@ class PBBytesQueue {
   // hook's reason — the pool kept every block, nothing was freed.
   // (The refusal is the pool's: Pool::root leaves a root whose hook failed
   // closed, for every structure — PoolOptions::damaged_roots.)
-  static std::unique_ptr<PBBytesQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
-    std::unique_ptr<PBBytesQueue> q(new PBBytesQueue(pool, Queue::attach(pool, name, threads), threads));
+  static std::unique_ptr<PBBytesQueue> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
+    std::unique_ptr<PBBytesQueue> q(new PBBytesQueue(pool, Queue::attach(pool, name, threads)));
     // CRASH: ReturnVal[p] of the current DState record names p's last
     // dequeued payload (kept by the hook); p's next dequeue frees it.
     for (std::size_t p = 0; p < q->last_.size(); ++p) {
@@ -226,8 +226,8 @@ class PBBytesQueue {
   pmem::Pool* pool() const { return pool_; }
 
  private:
-  PBBytesQueue(pmem::Pool& pool, std::unique_ptr<Queue> q, int threads)
-      : pool_(&pool), q_(std::move(q)), threads_(threads),
+  PBBytesQueue(pmem::Pool& pool, std::unique_ptr<Queue> q)
+      : pool_(&pool), q_(std::move(q)), threads_(q_->deq_comb().threads()),
         last_(static_cast<std::size_t>(q_->deq_comb().max_threads())) {}
 
   PBBytesQueueRoot* root() const { return q_->root(); }

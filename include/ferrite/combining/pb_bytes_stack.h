@@ -106,18 +106,18 @@ class PBBytesStack {
   using Stack = PBStack<Faults, PBBytesStackRoot>;
   using Node = PBStackNode;
 
-  static std::unique_ptr<PBBytesStack> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBBytesStack> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                               PBStackOptions opts = {}, int alloc_tid = 0) {
     return std::unique_ptr<PBBytesStack>(
-        new PBBytesStack(pool, Stack::create(pool, name, threads, opts, alloc_tid), threads));
+        new PBBytesStack(pool, Stack::create(pool, name, threads, opts, alloc_tid)));
   }
 
   // Re-attaches by name. The pool recovered the heap when it opened (this
   // type's hook kept the payloads); a stack whose hook failed there is
   // refused by Pool::root (PoolError kCorrupt with the hook's reason).
-  static std::unique_ptr<PBBytesStack> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBBytesStack> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                               PBStackOptions opts = {}) {
-    std::unique_ptr<PBBytesStack> s(new PBBytesStack(pool, Stack::attach(pool, name, threads, opts), threads));
+    std::unique_ptr<PBBytesStack> s(new PBBytesStack(pool, Stack::attach(pool, name, threads, opts)));
     // CRASH: ReturnVal[p] of the current record names p's last popped
     // payload (kept by the hook, invariant 1); p's next operation frees it.
     for (std::size_t p = 0; p < s->last_.size(); ++p) {
@@ -220,8 +220,8 @@ class PBBytesStack {
   pmem::Pool* pool() const { return pool_; }
 
  private:
-  PBBytesStack(pmem::Pool& pool, std::unique_ptr<Stack> s, int threads)
-      : pool_(&pool), s_(std::move(s)), threads_(threads),
+  PBBytesStack(pmem::Pool& pool, std::unique_ptr<Stack> s)
+      : pool_(&pool), s_(std::move(s)), threads_(s_->comb().threads()),
         last_(static_cast<std::size_t>(s_->comb().max_threads())) {}
 
   int capacity() const { return s_->comb().max_threads(); }

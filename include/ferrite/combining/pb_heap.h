@@ -189,7 +189,7 @@ class PBHeap {
   // The root is validated first (validate_root: also when the pool was
   // opened without recovery, so no hook ran), so the combiner never reads a
   // record through a damaged pointer.
-  static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads) {
+  static std::unique_ptr<PBHeap> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
     auto* root = pool.root<PBHeapRoot>(name);
     validate_root(pool, root);
     std::unique_ptr<PBHeap> h(new PBHeap(root, threads));

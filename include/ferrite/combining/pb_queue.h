@@ -255,7 +255,7 @@ class PBQueue {
   using EnqComb = PBComb<EnqObject, Faults>;
   using DeqComb = PBComb<DeqObject, Faults>;
 
-  static std::unique_ptr<PBQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBQueue> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                          int alloc_tid = 0) {
     if (threads <= 0) throw std::invalid_argument("PBQueue: threads must be > 0");
     // The initial Head/Tail name DUMMY, which lives in the root: the
@@ -285,7 +285,7 @@ class PBQueue {
 
   // Re-attaches by name and recovers (Alg. 7 l.73–74 once for all threads).
   // Frees nothing: the pool recovered the heap when it opened.
-  static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads) {
+  static std::unique_ptr<PBQueue> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated) {
     auto* root = pool.root<Root>(name);
     // A pool opened without recovery ran no hook: validate (trace_root with
     // no mark) before the combiners read a record.

@@ -255,7 +255,7 @@ class PBStack {
   using Object = PBStackObject<Faults>;
   using Comb = PBComb<Object, Faults>;
 
-  static std::unique_ptr<PBStack> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBStack> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                          PBStackOptions opts = {}, int alloc_tid = 0) {
     if (threads <= 0) throw std::invalid_argument("PBStack: threads must be > 0");
     Object obj(&pool.heap(), opts);
@@ -274,7 +274,7 @@ class PBStack {
   // a pool opened without recovery (PoolOptions::recover false) ran no
   // hook, so attach validates the root and walks the list itself
   // (trace_root with no mark) before the combiner reads a record.
-  static std::unique_ptr<PBStack> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PBStack> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                          PBStackOptions opts = {}) {
     auto* root = pool.root<Root>(name);
     if (!pool.heap().recovered()) trace_root(pool, root, [](void*) {});

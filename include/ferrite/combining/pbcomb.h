@@ -15,10 +15,12 @@
 // Thread safety: apply/recover may be called concurrently by distinct
 // thread ids; one thread id must not run two operations at once.
 //
-// Thread capacity. The n given at creation is a capacity: the records hold
-// n (response, tag) entries and the combiner scans n request slots. A later
-// attach may ask for any 1 <= threads <= n (more throws, naming both
-// numbers); apply then takes ids in [0, threads), while recover (and
+// Thread capacity. The n given at creation is a capacity (the structures'
+// create defaults it to kDefaultThreads = 64): the records hold n
+// (response, tag) entries and the combiner scans n request slots. A later
+// attach may ask for any 1 <= threads <= n, or kAsCreated (attach's
+// default) for n (more throws, naming both numbers); apply then takes ids
+// in [0, threads), while recover (and
 // applied/response) take any id in [0, n): a thread of an earlier, wider
 // run may have left a pending operation, and whoever recovers it for that
 // id is served like any other thread (its slot exists; the combiner scans
@@ -551,12 +553,13 @@ class PBComb {
   // capacity (n_), only apply's ids by `threads`.
   PBComb(PBCombRoot* root, Policy* policy, int threads)
       : root_(root), pol_(policy), n_(static_cast<int>(root->threads)), attached_(threads) {
-    if (threads <= 0)
+    if (threads < 0)
       throw std::invalid_argument("PBcomb: attach asked for " + std::to_string(threads) +
-                                  " threads; it takes at least 1");
+                                  " threads; it takes at least 1 (or kAsCreated: the capacity)");
     if (root->threads == 0 || root->threads > static_cast<std::uint32_t>(std::numeric_limits<int>::max()))
       throw std::invalid_argument("PBcomb: corrupt persistent root (thread capacity " +
                                   std::to_string(root->threads) + ")");
+    if (threads == kAsCreated) attached_ = threads = n_;
     if (static_cast<std::uint32_t>(threads) > root->threads)
       throw std::invalid_argument("PBcomb: structure was created for at most " + std::to_string(root->threads) +
                                   " threads; attach asked for " + std::to_string(threads) +

@@ -58,7 +58,7 @@ class PWFAtomicFloat {
  public:
   using Comb = PWFComb<PWFFloatObject, kFaults>;
 
-  static std::unique_ptr<PWFAtomicFloat> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFAtomicFloat> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                                 PWFOptions opts = {}) {
     PWFCombLayout l;
     const std::uint64_t init = std::bit_cast<std::uint64_t>(AtomicFloatObject::kInitial);
@@ -68,7 +68,7 @@ class PWFAtomicFloat {
   }
   // Re-attaches after a restart. Frees nothing: the pool recovered the heap
   // when it opened (recover_root).
-  static std::unique_ptr<PWFAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFAtomicFloat> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                                 PWFOptions opts = {}) {
     auto* root = pool.root<PWFFloatRoot>(name);
     return std::unique_ptr<PWFAtomicFloat>(new PWFAtomicFloat(pool, root, threads, opts));

@@ -136,7 +136,7 @@ class PWFHeap {
   }
   // Re-attaches after a restart. Frees nothing: the pool recovered the heap
   // when it opened.
-  static std::unique_ptr<PWFHeap> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFHeap> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                          PWFOptions opts = {}) {
     auto* root = pool.root<PWFHeapRoot>(name);
     std::unique_ptr<PWFHeap> h(new PWFHeap(pool, root, threads, opts));  // validates the layout

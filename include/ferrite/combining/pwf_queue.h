@@ -276,7 +276,7 @@ class PWFQueue {
   using DeqObject = PWFDeqObject<EnqComb, kFaults>;
   using DeqComb = PWFComb<DeqObject, kFaults>;
 
-  static std::unique_ptr<PWFQueue> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFQueue> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                           PWFOptions opts = {}) {
     if (threads <= 0 || threads > kPWFMaxThreads)
       throw std::invalid_argument("PWFQueue: threads must be in [1, " + std::to_string(kPWFMaxThreads) + "]");
@@ -297,7 +297,7 @@ class PWFQueue {
   }
   // Re-attaches after a restart (relink, idempotent). Frees nothing: the
   // pool recovered the heap when it opened.
-  static std::unique_ptr<PWFQueue> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFQueue> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                           PWFOptions opts = {}) {
     auto* root = pool.root<PWFQueueRoot>(name);
     std::unique_ptr<PWFQueue> h(new PWFQueue(pool, root, threads, opts));  // validates both layouts

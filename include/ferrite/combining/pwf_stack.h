@@ -193,7 +193,7 @@ class PWFStack {
   using Object = PWFStackObject<kElimination, kRecycle, kFaults>;
   using Comb = PWFComb<Object, kFaults>;
 
-  static std::unique_ptr<PWFStack> create(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFStack> create(pmem::Pool& pool, std::string_view name, int threads = kDefaultThreads,
                                           PWFOptions opts = {}) {
     PWFCombLayout l;
     const std::uint64_t init = 0;  // empty stack
@@ -203,7 +203,7 @@ class PWFStack {
   }
   // Re-attaches after a restart. Frees nothing: the pool recovered the heap
   // when it opened.
-  static std::unique_ptr<PWFStack> attach(pmem::Pool& pool, std::string_view name, int threads,
+  static std::unique_ptr<PWFStack> attach(pmem::Pool& pool, std::string_view name, int threads = kAsCreated,
                                           PWFOptions opts = {}) {
     auto* root = pool.root<PWFStackRoot>(name);
     std::unique_ptr<PWFStack> s(new PWFStack(pool, root, threads, opts));  // validates the layout

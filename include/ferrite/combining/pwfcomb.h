@@ -271,9 +271,10 @@ class PWFComb {
       throw pmem::PoolError(pmem::Errc::kCorrupt, "PWFcomb: thread capacity " + std::to_string(lay_->n) +
                                                       " out of [1, " + std::to_string(kPWFMaxThreads) + "] in " +
                                                       pool.path());
+    if (n == kAsCreated) attached_ = n = n_;
     if (n <= 0)
       throw pmem::PoolError(pmem::Errc::kInvalidArgument, "PWFcomb: attach asked for " + std::to_string(n) +
-                                                              " threads; it takes at least 1");
+                                                              " threads; it takes at least 1 (or kAsCreated: the capacity)");
     if (n > n_)
       throw pmem::PoolError(pmem::Errc::kInvalidArgument,
                             "PWFcomb: structure in " + pool.path() + " was created for at most " +

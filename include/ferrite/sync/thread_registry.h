@@ -89,4 +89,13 @@ namespace ferrite {
 // held for the thread's lifetime (RAII). Structures index per-thread slots by
 // its id(); raw ids are for adapters and benchmarks.
 using Thread = sync::ThreadRegistry::Handle;
+
+// Thread capacities. A structure created without a count holds
+// kDefaultThreads ids (as many as a ThreadRegistry hands out by default, and
+// at least this machine's hardware threads on any machine Ferrite targets);
+// a structure attached with kAsCreated (attach's default) takes every id of
+// the capacity it was created with. Above the capacity, attach throws,
+// naming both counts.
+inline constexpr int kDefaultThreads = sync::ThreadRegistry::kDefaultMaxThreads;
+inline constexpr int kAsCreated = 0;
 }  // namespace ferrite
