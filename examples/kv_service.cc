@@ -55,8 +55,7 @@ namespace {
 
 using ferrite::pmem::Pool;
 
-// The service's key limit (the engines take up to pmem::kMaxPayloadBytes):
-// it gives `scan KEY -` a finite bound above every key.
+// The service's key limit (the engines take up to pmem::kMaxPayloadBytes).
 constexpr std::size_t kMaxKeyBytes = std::size_t{64} << 10;
 
 // One engine behind the commands: the map interface of ferrite/map.h, plus
@@ -92,18 +91,13 @@ struct EngineOf final : Engine {
         ++sent;
         return true;
       };
-      m->scan(t, lo, hi ? *hi : unbounded(), visit);
+      if (hi) m->scan(t, lo, *hi, visit);
+      else m->scan_from(t, lo, visit);
       return true;
     } else {
       (void)t, (void)lo, (void)hi, (void)limit, (void)fn;
       return false;
     }
-  }
-  // An upper bound above every key the service stores (keys are at most
-  // kMaxKeyBytes): kMaxKeyBytes + 1 bytes of 0xff.
-  static std::string_view unbounded() {
-    static const std::string top(kMaxKeyBytes + 1, '\xff');
-    return top;
   }
   void make_durable() override {
     // A buffered engine (nbMontage) persists in epochs: an acknowledgement

@@ -22,6 +22,8 @@
 //   void scan(const Thread&, std::string_view lo, std::string_view hi, F&& fn);
 //       // every key in [lo, hi) in ascending byte order (std::string_view
 //       // comparison); fn(key, value) returns false to stop
+//   void scan_from(const Thread&, std::string_view lo, F&& fn);
+//       // every key >= lo, the same way (iteration: scan_from(t, "", fn))
 //
 // Creation and re-attachment go through the pool, with one options struct:
 //
@@ -68,6 +70,7 @@ concept Map = requires(M& m, const M& cm, const Thread& t, std::string_view k, s
 template <class M>
 concept OrderedMap = Map<M> && requires(M& m, const Thread& t, std::string_view k) {
   m.scan(t, k, k, [](std::string_view, std::string_view) { return true; });
+  m.scan_from(t, k, [](std::string_view, std::string_view) { return true; });
 };
 
 }  // namespace ferrite

@@ -271,10 +271,36 @@ TYPED_TEST(OrderedMapContract, ScansVisitARangeInAscendingByteOrderAndStopWhenTo
   }
   ASSERT_EQ(scan("", top, SIZE_MAX).size(), want.size());
   ASSERT_EQ(scan("", top, SIZE_MAX).front().first, "") << "the empty key is the smallest";
+  // scan_from: no upper bound — iteration in key order, stoppable; keys
+  // above any finite bound (here, 9 bytes of 0xff) are reached too.
+  const std::string above(9, '\xff');
+  m->put(t, above, "top");
+  want[above] = "top";
+  auto scan_from = [&](std::string_view lo, std::size_t stop_after) {
+    std::vector<std::pair<std::string, std::string>> got;
+    m->scan_from(t, lo, [&](std::string_view k, std::string_view v) {
+      got.emplace_back(std::string(k), std::string(v));
+      return got.size() < stop_after;
+    });
+    return got;
+  };
+  auto expect_from = [&](std::string_view lo, std::size_t stop_after) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto it = want.lower_bound(std::string(lo)); it != want.end() && out.size() < stop_after; ++it)
+      out.push_back(*it);
+    return out;
+  };
+  for (const std::string& lo : {std::string(), std::string("a"), std::string("\x80"), top, above}) {
+    EXPECT_EQ(scan_from(lo, SIZE_MAX), expect_from(lo, SIZE_MAX)) << "from " << lo.size() << " bytes";
+    EXPECT_EQ(scan_from(lo, 2), expect_from(lo, 2)) << "the callback's false stops it";
+  }
+  ASSERT_EQ(scan_from("", SIZE_MAX).size(), want.size());
+  ASSERT_EQ(scan_from("", SIZE_MAX).back().first, above);
   m.reset();
   pool.reopen();
   m = this->open(*pool);
   EXPECT_EQ(scan("", top, SIZE_MAX), expect("", top, SIZE_MAX)) << "after a restart";
+  EXPECT_EQ(scan_from("", SIZE_MAX), expect_from("", SIZE_MAX)) << "after a restart";
 }
 
 }  // namespace

@@ -26,7 +26,8 @@
 // get (a copy, or a callback over the bytes in place, valid during the
 // call), remove, contains, size (exact when no update runs), scan(t, lo,
 // hi, fn): fn(key, value) for the keys in [lo, hi) in ascending order,
-// views valid during the call, fn returning false stops it; sync. Each
+// views valid during the call, fn returning false stops it; scan_from(t,
+// lo, fn), the same with no upper bound (iteration in key order); sync. Each
 // update is one lin_CAS (skiplist.h's linearization points): a put of a
 // present key swaps the tower's val from the old payload to the new one,
 // detaching the old, so the new payload and the old one's anti-node commit
@@ -119,6 +120,11 @@ class BytesSkipMap {
   void scan(const Thread& t, std::string_view lo, std::string_view hi, Fn&& fn) {
     scan(t.id(), lo, hi, std::forward<Fn>(fn));
   }
+  // Every key >= lo in key order (no upper bound), until fn returns false.
+  template <class Fn>
+  void scan_from(const Thread& t, std::string_view lo, Fn&& fn) {
+    scan_from(t.id(), lo, std::forward<Fn>(fn));
+  }
 
   // The same by raw thread id (adapters, benchmarks).
   bool put(int tid, std::string_view key, std::string_view value) {
@@ -143,6 +149,10 @@ class BytesSkipMap {
   template <class Fn>
   void scan(int tid, std::string_view lo, std::string_view hi, Fn&& fn) {
     list_->scan(tid, lo, hi, [&](std::string_view k, std::string_view v) { return static_cast<bool>(fn(k, v)); });
+  }
+  template <class Fn>
+  void scan_from(int tid, std::string_view lo, Fn&& fn) {
+    list_->scan_from(tid, lo, [&](std::string_view k, std::string_view v) { return static_cast<bool>(fn(k, v)); });
   }
 
   // put and remove that hand the old value to fn (a view, valid during

@@ -333,12 +333,24 @@ class SkipList {
   template <class Fn>
   void scan(int tid, const Key& lo, const Key& hi, Fn&& fn) {
     if (!(lo < hi)) return;
+    walk_from(tid, lo, &hi, std::forward<Fn>(fn));
+  }
+  // scan_from: the same for every key >= lo (no upper bound: iteration in
+  // key order, until fn returns false).
+  template <class Fn>
+  void scan_from(int tid, const Key& lo, Fn&& fn) {
+    walk_from(tid, lo, static_cast<const Key*>(nullptr), std::forward<Fn>(fn));
+  }
+
+ private:
+  template <class Fn>
+  void walk_from(int tid, const Key& lo, const Key* hi, Fn&& fn) {
     auto g = ebr_->pin(tid);
     Node* preds[kLevels];
     Node* succs[kLevels];
     find(lo, preds, succs);
     for (Node* n = succs[0]; n != nullptr; n = addr<Node>(es_->load(n->next(0)))) {
-      if (!(n->key < hi)) return;
+      if (hi != nullptr && !(n->key < *hi)) return;
       if (n->key < lo) continue;  // not reached: find returned the first >= lo
       const std::uint64_t w = es_->load(n->val);
       if ((w & kMark) != 0) continue;
@@ -346,6 +358,7 @@ class SkipList {
     }
   }
 
+ public:
   // Keys present (exact when no update runs).
   std::size_t size() const {
     return static_cast<std::size_t>(std::max<std::int64_t>(0, count_.load(std::memory_order_relaxed)));
