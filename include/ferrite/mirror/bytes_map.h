@@ -229,46 +229,13 @@ struct BasicBytesRoot : Root {
 
   static void recover_root(pmem::Pool& pool, BasicBytesRoot* r, const std::function<void(void*)>& mark) {
     using Node = BytesNode<Default>;  // the layout does not depend on the Config
-    using Link = patomic<Node*, Default>;
-    Root::recover_root(pool, r, mark);  // every linked region
+    Root::mark_regions(pool, r, mark, false);  // every linked region
     if (r->region == 0) return;
-    auto corrupt = [&](const std::string& what) {
-      return pmem::PoolError(pmem::Errc::kCorrupt, "mirror::BytesHashMap recovery: " + what);
-    };
-    const std::uint64_t delta =
-        r->placement == static_cast<std::uint32_t>(PlacementKind::kDram) ? pmem::kReplicaOffset : r->replica_bytes;
-    // Every region of the chain (validated; Root's hook above marked them),
-    // sorted by address to find the one a pointer falls in.
-    std::vector<std::uint64_t> regions = internal::region_chain(pool, r->region, r->replica_bytes, r->placement);
-    std::sort(regions.begin(), regions.end());
-    const std::uint64_t S = r->replica_bytes;
-    // rep_v address -> its rep_p copy, checked to lie inside one region
-    // (not its header unit).
-    auto rep_p = [&](std::uint64_t v, std::size_t n) -> const void* {
-      const std::uint64_t p = v - delta;
-      auto it = std::upper_bound(regions.begin(), regions.end(), p);
-      if (it == regions.begin()) throw corrupt("a pointer " + internal::hex(v) + " outside the regions");
-      const std::uint64_t lo = *--it;
-      if (p == lo || p + n > lo + S || (p - lo) % 64 != 0) throw corrupt("a pointer " + internal::hex(v) + " outside the regions");
-      return reinterpret_cast<const void*>(p);
-    };
-    const std::uint64_t buckets = r->param;
-    if (buckets == 0 || r->anchor_bytes != buckets * sizeof(Link)) throw corrupt("the root is inconsistent");
-    const auto* heads = static_cast<const Link*>(rep_p(r->anchor, r->anchor_bytes));
-    std::uint64_t budget = regions.size() * (S / 64);  // more nodes than units: a cycle
-    auto unmark = [](Node* p) { return reinterpret_cast<std::uint64_t>(p) & ~std::uint64_t{1}; };
-    for (std::uint64_t b = 0; b < buckets; ++b) {
-      // CRASH: the persistent replica's links are what survived; rep_v is
-      // gone (DRAM) or stale (pool placement) and is never read here.
-      for (std::uint64_t v = unmark(heads[b].load()); v != 0;) {
-        if (budget-- == 0) throw corrupt("a list longer than its region (a cycle)");
-        const auto* n = static_cast<const Node*>(rep_p(v, sizeof(Node)));
-        pmem::mark_payload(pool, n->key.get(), mark);  // marked nodes too (essay, Recovery 1)
-        const std::int64_t val = n->value.load();
-        if (kMarkValues && val != 0) pmem::mark_payload(pool, static_cast<std::uint64_t>(val), mark);
-        v = unmark(n->next.load());
-      }
-    }
+    internal::walk_persistent_buckets<Node>(pool, *r, "mirror::BytesHashMap recovery", [&](const Node* n) {
+      pmem::mark_payload(pool, n->key.get(), mark);  // marked nodes too (essay, Recovery 1)
+      const std::int64_t val = n->value.load();
+      if (kMarkValues && val != 0) pmem::mark_payload(pool, static_cast<std::uint64_t>(val), mark);
+    });
   }
 };
 using BytesRoot = BasicBytesRoot<true>;

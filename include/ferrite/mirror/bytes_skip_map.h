@@ -296,7 +296,7 @@ struct BasicBytesSkipRoot : Root {
 
   static void recover_root(pmem::Pool& pool, BasicBytesSkipRoot* r, const std::function<void(void*)>& mark) {
     using Node = BytesSkipNode<Default>;  // the layout does not depend on the Config
-    Root::recover_root(pool, r, mark);    // the region block
+    Root::mark_regions(pool, r, mark, false);    // the region block
     if (r->region == 0) return;
     auto corrupt = [&](const std::string& what) {
       return pmem::PoolError(pmem::Errc::kCorrupt, "mirror::BytesSkipMap recovery: " + what);

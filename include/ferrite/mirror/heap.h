@@ -253,12 +253,14 @@ struct Root {
 
   // The pool's recover hook (pmem/root_registry.h): every linked region is
   // live (the chain validated: a damaged link throws kCorrupt, and the pool
-  // then keeps every block and names this root). What is inside is Mirror's
+  // then keeps every block and names this root). Then the structure's own
+  // validation of its persistent replica, where its header registered one
+  // (internal::register_root_validator: the list's and the hash table's
+  // walk, harris_table.h), so that `ferrite check` and Pool::open refuse a
+  // root attach would refuse. The rest of what is inside is Mirror's
   // business (Heap::recover, run by attach). A region a crash left
   // allocated but unlinked is not marked: pool recovery frees it.
-  static void recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark) {
-    mark_regions(pool, r, mark, false);
-  }
+  static void recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark);
   // first_only: the broken variant recover-no-mark-grown (RootFirstRegionOnly).
   static void mark_regions(pmem::Pool& pool, const Root* r, const std::function<void(void*)>& mark, bool first_only) {
     if (r->region == 0) return;
@@ -267,6 +269,35 @@ struct Root {
       mark(reinterpret_cast<void*>(chain[k]));
   }
 };
+
+namespace internal {
+// What Root's recover hook runs after marking the regions, per structure
+// tag (Root::structure): a walk of the persistent replica that throws
+// PoolError(kCorrupt) naming what is damaged. A structure header registers
+// its own at static initialization (an inline variable), so a program that
+// can attach the structure validates it; a tag with none registered is
+// checked by attach only.
+using RootValidator = void (*)(const pmem::Pool&, const Root&);
+inline constexpr std::uint32_t kMaxStructureTag = 15;
+inline std::atomic<RootValidator>* root_validators() {
+  static std::atomic<RootValidator> table[kMaxStructureTag + 1] = {};
+  return table;
+}
+inline bool register_root_validator(std::uint32_t structure, RootValidator f) {
+  root_validators()[structure].store(f, std::memory_order_release);
+  return true;
+}
+}  // namespace internal
+
+inline void Root::recover_root(pmem::Pool& pool, Root* r, const std::function<void(void*)>& mark) {
+  mark_regions(pool, r, mark, false);
+  // The int64 structures' tags (1 list, 2 hash table, 3 BST, 4 skip list);
+  // the byte maps have root types of their own.
+  if (r->structure < 1 || r->structure > 4)
+    throw pmem::PoolError(pmem::Errc::kCorrupt, "mirror: root names an unknown structure tag " + std::to_string(r->structure));
+  if (r->region == 0) return;
+  if (const auto f = internal::root_validators()[r->structure].load(std::memory_order_acquire)) f(pool, *r);
+}
 inline const bool kMirrorRootRegistered = pmem::register_root_type<Root>(&Root::recover_root);
 
 // Broken (internal::kRecoverNoMarkGrown): a root whose hook marks region 0

@@ -314,7 +314,7 @@ class EpochSys {
   // root without one, 0, has no bound but kMaxThreads), a bad magic.
   static void check_attach(const MontageRoot* root, int threads) {
     check_threads(threads);
-    if (root->magic != kRootMagic) throw std::runtime_error("montage: root has a bad magic");
+    check_root(*root);
     if (root->max_threads != 0 && static_cast<std::uint64_t>(threads) > root->max_threads)
       throw std::invalid_argument("montage: attach for " + std::to_string(threads) +
                                   " threads, but the structure was created for at most " +
@@ -343,9 +343,35 @@ class EpochSys {
   EpochSys(const EpochSys&) = delete;
   EpochSys& operator=(const EpochSys&) = delete;
 
-  // The root type's recover hook (pmem/root_registry.h): every slab is
-  // live. The classification of the blocks in them is attach()'s.
+  // The root's own words, as every attach and the recover hook read them:
+  // its magic, a structure kind this library writes, a thread capacity of at
+  // most kMaxThreads, an epoch no lower than a fresh root's (epochs only
+  // grow). Throws PoolError(kCorrupt) naming the word. The hook runs it so
+  // that `ferrite check` and Pool::open refuse what attach would (the fuzz
+  // campaign's flipped magic and kind words were "sound" to the check and
+  // then refused by attach).
+  static void check_root(const MontageRoot& root) {
+    auto corrupt = [](const std::string& what) { return pmem::PoolError(pmem::Errc::kCorrupt, "montage: root " + what); };
+    if (root.magic != kRootMagic) throw corrupt("has a bad magic");
+    switch (static_cast<Kind>(root.kind)) {
+      case Kind::kQueue: case Kind::kHashMap: case Kind::kBst: case Kind::kSkipList: case Kind::kSplitOrdered:
+      case Kind::kBytesHashMap: case Kind::kBytesSkipList: case Kind::kBytesQueue: case Kind::kTest:
+        break;
+      default:
+        throw corrupt("names an unknown structure kind " + std::to_string(root.kind));
+    }
+    if (root.max_threads > static_cast<std::uint64_t>(kMaxThreads))
+      throw corrupt("says a thread capacity of " + std::to_string(root.max_threads) + " (at most " +
+                    std::to_string(kMaxThreads) + ")");
+    if (root.global_epoch.load(std::memory_order_relaxed) < MontageRoot::kInitialEpoch)
+      throw corrupt("has an epoch below a fresh root's");
+  }
+
+  // The root type's recover hook (pmem/root_registry.h): the root's words
+  // (check_root), then every slab is live. The classification of the blocks
+  // in them is attach()'s.
   static void recover_root(pmem::Pool& pool, MontageRoot* root, const std::function<void(void*)>& mark) {
+    check_root(*root);
     std::uint64_t off = root->slab_head.load(std::memory_order_relaxed);
     std::uint64_t guard = 0;
     while (off != 0) {

@@ -44,6 +44,62 @@
 
 namespace ferrite::mirror::internal {
 
+// The bucket lists of a Harris table root read from the persistent replica,
+// as the recover hooks validate them (attach's Heap::recover walks the same
+// links): the anchor and every node inside one region of the chain (not its
+// header unit) and 64-byte aligned, no list longer than the regions' units
+// (a cycle), a bucket count that agrees with the anchor's size. on_node(n)
+// sees each node's rep_p copy (a `const Node*`). Throws PoolError(kCorrupt)
+// "<who>: ...". Node is the persistent layout (it does not depend on the
+// Config); `next` its link.
+template <class Node, class OnNode>
+void walk_persistent_buckets(const pmem::Pool& pool, const Root& r, const std::string& who, OnNode&& on_node) {
+  using Link = patomic<Node*, Default>;
+  auto corrupt = [&](const std::string& what) { return pmem::PoolError(pmem::Errc::kCorrupt, who + ": " + what); };
+  const std::uint64_t delta =
+      r.placement == static_cast<std::uint32_t>(PlacementKind::kDram) ? pmem::kReplicaOffset : r.replica_bytes;
+  // Every region of the chain (validated), sorted by address to find the
+  // one a pointer falls in.
+  std::vector<std::uint64_t> regions = region_chain(pool, r.region, r.replica_bytes, r.placement);
+  std::sort(regions.begin(), regions.end());
+  const std::uint64_t S = r.replica_bytes;
+  // rep_v address -> its rep_p copy, checked to lie inside one region (not
+  // its header unit).
+  auto rep_p = [&](std::uint64_t v, std::uint64_t n) -> const void* {
+    const std::uint64_t p = v - delta;
+    auto it = std::upper_bound(regions.begin(), regions.end(), p);
+    if (it == regions.begin()) throw corrupt("a pointer " + hex(v) + " outside the regions");
+    const std::uint64_t lo = *--it;
+    if (p == lo || n > S || p + n > lo + S || (p - lo) % 64 != 0)
+      throw corrupt("a pointer " + hex(v) + " outside the regions");
+    return reinterpret_cast<const void*>(p);
+  };
+  const std::uint64_t buckets = r.param;
+  if (buckets == 0 || buckets > S / sizeof(Link) || r.anchor_bytes != buckets * sizeof(Link))
+    throw corrupt("the root is inconsistent");
+  const auto* heads = static_cast<const Link*>(rep_p(r.anchor, r.anchor_bytes));
+  std::uint64_t budget = regions.size() * (S / 64);  // more nodes than units: a cycle
+  auto unmark = [](Node* p) { return reinterpret_cast<std::uint64_t>(p) & ~std::uint64_t{1}; };
+  for (std::uint64_t b = 0; b < buckets; ++b) {
+    // CRASH: the persistent replica's links are what survived; rep_v is
+    // gone (DRAM) or stale (pool placement) and is never read here.
+    for (std::uint64_t v = unmark(heads[b].load()); v != 0;) {
+      if (budget-- == 0) throw corrupt("a list longer than its region (a cycle)");
+      const auto* n = static_cast<const Node*>(rep_p(v, sizeof(Node)));
+      on_node(n);
+      v = unmark(n->next.load());
+    }
+  }
+}
+
+// Root's validation of the int64 list (tag 1) and hash table (tag 2): their
+// bucket lists (heap.h, Root::recover_root).
+inline void validate_int_harris_root(const pmem::Pool& pool, const Root& r) {
+  walk_persistent_buckets<HarrisNode<Default>>(pool, r, "mirror recovery", [](const HarrisNode<Default>*) {});
+}
+inline const bool kIntListValidatorRegistered = register_root_validator(1, &validate_int_harris_root);
+inline const bool kIntHashValidatorRegistered = register_root_validator(2, &validate_int_harris_root);
+
 template <class C, std::uint32_t kStructure, class P = IntKeys<C>,
           class R = std::conditional_t<C::has(kRecoverNoMarkGrown), RootFirstRegionOnly, Root>>
 class HarrisTable {
