@@ -26,16 +26,28 @@
 // PWFcomb structure does (combining/*.h).
 //
 // OpLog layout and crash atomicity. A root "OpLog" holds, per thread, two
-// 32-byte records {seq, op, arg, arg2} in one cache line. begin() writes
-// the record for seq into slot seq % 2 (the previous record stays intact),
-// writes back op/args, pfence, then writes and writes back seq, then psync:
+// 32-byte records {seq, op, check, arg, arg2} in one cache line. begin()
+// writes the record for seq into slot seq % 2 (the previous record stays
+// intact): op/args and `check`, a 32-bit checksum of the whole record with
+// the seq it is about to take (record_check), written back, pfence, then
+// writes and writes back seq, then psync:
 // the record is durable before the operation starts. A line may tear at
 // 8-byte boundaries, so after a crash a slot carries either the new seq with
 // its new op/args or its old seq (smaller than the other slot's); pending()
 // takes the slot with the larger seq, so it never pairs a seq with another
 // operation's arguments. If begin() did not complete, pending() returns the
 // previous operation (completed: recover answers its response again) and the
-// new one was never invoked. Cost: 2 pwb (one line), 1 pfence, 1 psync per
+// new one was never invoked.
+//
+// Validation (pool recovery's hook, so `ferrite check` and Pool::open): in
+// every state a crash can leave, each thread's line has slot[i].seq of
+// parity i (or 0), the two seqs differ by exactly 1 (or both are 0), and
+// the slot with the larger seq carries its checksum (begin's
+// pfence orders `check` before the seq that makes the slot the latest; the
+// other slot may hold a begin's half-written record). A line that breaks
+// any of these is damage, not a crash: the root is refused, naming the
+// thread and the word, instead of a pending() that answers a seq or
+// arguments never written. Cost: 2 pwb (one line), 1 pfence, 1 psync per
 // operation; benchmarks exclude it, as the paper does.
 //
 // One OpLog serves one structure: its seqs are that structure's per-thread
@@ -76,18 +88,33 @@ namespace ferrite {
 struct OpRecord {
   std::uint64_t seq = 0;  // 0: none
   std::uint32_t op = 0;   // op::Kind (or the application's own code)
-  std::uint32_t reserved = 0;
+  std::uint32_t check = 0;  // record_check(seq, op, arg, arg2): set with op/args, before seq
   std::int64_t arg = 0;
   std::int64_t arg2 = 0;
 };
 static_assert(sizeof(OpRecord) == 32);
-static_assert(offsetof(OpRecord, seq) == 0 && offsetof(OpRecord, op) == 8 && offsetof(OpRecord, arg) == 16 &&
-              offsetof(OpRecord, arg2) == 24);
+static_assert(offsetof(OpRecord, seq) == 0 && offsetof(OpRecord, op) == 8 && offsetof(OpRecord, check) == 12 &&
+              offsetof(OpRecord, arg) == 16 && offsetof(OpRecord, arg2) == 24);
+
+// The checksum a record for `seq` carries (never 0 for a record that was
+// written, so a zeroed record does not pass as one).
+constexpr std::uint32_t record_check(std::uint64_t seq, std::uint32_t op, std::int64_t arg, std::int64_t arg2) {
+  std::uint64_t h = 0x4f504c47'52454331ull;  // "OPLGREC1"
+  for (const std::uint64_t w : {seq, static_cast<std::uint64_t>(op), static_cast<std::uint64_t>(arg),
+                                static_cast<std::uint64_t>(arg2)}) {
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 31;
+  }
+  const auto c = static_cast<std::uint32_t>(h >> 32);
+  return c == 0 ? 1 : c;
+}
 
 struct OpLogRoot {
   static constexpr std::uint32_t kTypeTag = 0x4f504c47;  // "OPLG"
-  // Version 2: op codes are op::Kind's (version 1 used combining's own).
-  static constexpr std::uint32_t kTypeVersion = 2;
+  // Version 3: each record carries its checksum (OpRecord::check); 2 had
+  // none (a flipped seq was a seq never written), 1 used combining's own op
+  // codes. Older roots are refused as another type version.
+  static constexpr std::uint32_t kTypeVersion = 3;
   static constexpr const char* kTypeName = "ferrite::OpLog";
   static constexpr int kMaxThreads = 64;
 
@@ -130,10 +157,12 @@ class OpLog {
     const std::uint64_t seq = last_seq(tid) + 1;
     OpRecord& r = line.slot[seq % 2];
     r.op = op;
+    r.check = record_check(seq, op, arg, arg2);
     r.arg = arg;
     r.arg2 = arg2;
     persist::pwb(&r, sizeof(OpRecord));
-    // PERSIST: op/args durable-ordered before the seq that validates them.
+    // PERSIST: op/args and their checksum durable-ordered before the seq
+    // that validates them (the hook's "the latest slot carries its checksum").
     persist::pfence();
     std::atomic_ref<std::uint64_t>(r.seq).store(seq, std::memory_order_relaxed);
     persist::pwb(&r.seq);
@@ -160,15 +189,34 @@ class OpLog {
     return std::max(line.slot[0].seq, line.slot[1].seq);
   }
   // The root holds no pointers: pool recovery keeps it and marks nothing
-  // else. It validates the one word every reader indexes by (the thread
-  // capacity, in [1, 64]): a damaged capacity leaves the root closed
-  // (PoolError kCorrupt naming the offset) instead of letting pending()
-  // index past the root (issue 40).
+  // else. It validates the word every reader indexes by (the thread
+  // capacity, in [1, 64]), so that pending() never indexes past the root,
+  // and every line of that capacity (the header's "Validation"): damage
+  // leaves the root closed (PoolError kCorrupt naming the offset) instead
+  // of a pending() that answers what was never written.
   static void recover_root(pmem::Pool& pool, OpLogRoot* r, const std::function<void(void*)>&) {
+    auto corrupt = [&](const void* at, const std::string& what) {
+      return pmem::PoolError(pmem::Errc::kCorrupt,
+                             "OpLog: " + what + " (the word at offset " + std::to_string(pool.offset_of(at)) + ")");
+    };
     if (r->threads == 0 || r->threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
-      throw pmem::PoolError(pmem::Errc::kCorrupt,
-                            "OpLog: the thread capacity is not in [1, 64]: the word at offset " +
-                                std::to_string(pool.offset_of(&r->threads)) + " holds " + std::to_string(r->threads));
+      throw corrupt(&r->threads, "the thread capacity " + std::to_string(r->threads) + " is not in [1, 64]");
+    for (std::uint32_t t = 0; t < r->threads; ++t) {
+      const OpRecord* s = r->lines[t].slot;
+      const std::string who = "thread " + std::to_string(t) + "'s record";
+      for (int i = 0; i < 2; ++i)
+        if (s[i].seq != 0 && s[i].seq % 2 != static_cast<std::uint64_t>(i))
+          throw corrupt(&s[i].seq, who + " in slot " + std::to_string(i) + " has seq " + std::to_string(s[i].seq) +
+                                       ", of the other slot's parity");
+      const int hi = s[0].seq >= s[1].seq ? 0 : 1;
+      const std::uint64_t top = s[hi].seq, low = s[1 - hi].seq;
+      if (top == 0) continue;  // the thread never began an operation
+      if (top - low != 1)
+        throw corrupt(&s[1 - hi].seq, who + "s have seqs " + std::to_string(low) + " and " + std::to_string(top) +
+                                          " (consecutive in every state a crash leaves)");
+      if (s[hi].check != record_check(top, s[hi].op, s[hi].arg, s[hi].arg2))
+        throw corrupt(&s[hi].seq, who + " of seq " + std::to_string(top) + " fails its checksum");
+    }
   }
 
   // The threads attached for (begin's ids) and the capacity (pending's).

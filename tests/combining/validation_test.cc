@@ -399,7 +399,7 @@ TEST(CombiningValidation, PWFStackQueueHeapFloat) {
     f_rec = off_of(*p, &fr->comb.rec[2]);
 
     auto log = ferrite::OpLog::create(*p, "log", 2);
-    log.begin(0, 1, 5);
+    for (int i = 0; i < 3; ++i) log.begin(0, 1, 5);  // thread 0: seq 2 in slot 0, seq 3 (the latest) in slot 1
     oplog_threads = off_of(*p, p->root<ferrite::OpLogRoot>("log"));
   }
   img.load();
@@ -442,12 +442,19 @@ TEST(CombiningValidation, PWFStackQueueHeapFloat) {
   expect_corrupt(img, {{h_size, 2000}}, use_h, "PWFHeap size > capacity");
   expect_corrupt(img, {{f_rec, img.word(f_rec) ^ (std::uint64_t{1} << 41)}}, use_f, "PWFAtomicFloat record pointer");
   expect_corrupt(img, {{oplog_threads, 1000, 4}}, use_log, "OpLog thread capacity");
+  // Thread 0's records (line 0, at +64): slot 0 {seq 2}, slot 1 {seq 3, op 1, arg 5}.
+  const std::uint64_t log_s0 = oplog_threads + 64, log_s1 = log_s0 + 32;
+  expect_corrupt(img, {{log_s1, 3 ^ (std::uint64_t{1} << 40)}}, use_log, "OpLog a high bit of the latest seq");
+  expect_corrupt(img, {{log_s1, 5}}, use_log, "OpLog the latest seq two ahead of the other");
+  expect_corrupt(img, {{log_s0, 3}}, use_log, "OpLog a seq of the other slot's parity");
+  expect_corrupt(img, {{log_s1 + 16, 5 ^ 0x10}}, use_log, "OpLog the latest record's argument");
+  expect_corrupt(img, {{log_s1 + 8, 2, 4}}, use_log, "OpLog the latest record's op");
   int children = 0;
   sweep(img, {{sroot, 64 + 24 + 5 * 8}, {s_top - 32, 48}, {s_n1, 16}}, use_s, "PWFStack", &children);
   sweep(img, {{qroot + 64, 24 + 5 * 8}, {q_n1, 16}}, use_q, "PWFQueue", &children);
   sweep(img, {{hroot + 64, 24 + 5 * 8}, {h_size, 16}}, use_h, "PWFHeap", &children);
   sweep(img, {{froot + 64, 24 + 5 * 8}}, use_f, "PWFAtomicFloat", &children);
-  sweep(img, {{oplog_threads, 8}}, use_log, "OpLog", &children);
+  sweep(img, {{oplog_threads, 8}, {log_s0, 64}}, use_log, "OpLog", &children);
   std::printf("[validation] PWF structures and OpLog: %d sweep children\n", children);
 }
 
