@@ -230,6 +230,11 @@ struct BasicBytesRoot : Root {
   static void recover_root(pmem::Pool& pool, BasicBytesRoot* r, const std::function<void(void*)>& mark) {
     using Node = BytesNode<Default>;  // the layout does not depend on the Config
     Root::mark_regions(pool, r, mark, false);  // every linked region
+    // The structure tag BytesHashMap writes (HarrisTable<C, 3, ...>): attach
+    // refuses any other.
+    if (r->structure != 3)
+      throw pmem::PoolError(pmem::Errc::kCorrupt, "mirror::BytesHashMap recovery: the root names structure tag " +
+                                                      std::to_string(r->structure) + ", not a byte map's (3)");
     if (r->region == 0) return;
     internal::walk_persistent_buckets<Node>(pool, *r, "mirror::BytesHashMap recovery", [&](const Node* n) {
       pmem::mark_payload(pool, n->key.get(), mark);  // marked nodes too (essay, Recovery 1)

@@ -297,10 +297,13 @@ struct BasicBytesSkipRoot : Root {
   static void recover_root(pmem::Pool& pool, BasicBytesSkipRoot* r, const std::function<void(void*)>& mark) {
     using Node = BytesSkipNode<Default>;  // the layout does not depend on the Config
     Root::mark_regions(pool, r, mark, false);    // the region block
-    if (r->region == 0) return;
     auto corrupt = [&](const std::string& what) {
       return pmem::PoolError(pmem::Errc::kCorrupt, "mirror::BytesSkipMap recovery: " + what);
     };
+    // The structure tag BytesSkipMap writes (its kStructure): attach refuses
+    // any other.
+    if (r->structure != 5) throw corrupt("the root names structure tag " + std::to_string(r->structure) + ", not 5");
+    if (r->region == 0) return;
     const std::uint64_t delta =
         r->placement == static_cast<std::uint32_t>(PlacementKind::kDram) ? pmem::kReplicaOffset : r->replica_bytes;
     if (r->anchor_bytes != Node::bytes(kLevels - 1)) throw corrupt("the root is inconsistent");
