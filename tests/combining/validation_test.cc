@@ -439,6 +439,7 @@ TEST(CombiningValidation, PWFStackQueueHeapFloat) {
   expect_corrupt(img, {{q_head, img.word(q_head) + 1}}, use_q, "PWFQueue Head misaligned");
   expect_corrupt(img, {{q_n1_next, img.word(q_n1_next) ^ 8}}, use_q, "PWFQueue a flipped bit in a next pointer");
   expect_corrupt(img, {{q_n1_next, base + q_n1}}, use_q, "PWFQueue a cycle from Head");
+  expect_corrupt(img, {{q_n1_next, 0}}, use_q, "PWFQueue the list from Head cut short");
   expect_corrupt(img, {{h_size, 2000}}, use_h, "PWFHeap size > capacity");
   expect_corrupt(img, {{f_rec, img.word(f_rec) ^ (std::uint64_t{1} << 41)}}, use_f, "PWFAtomicFloat record pointer");
   expect_corrupt(img, {{oplog_threads, 1000, 4}}, use_log, "OpLog thread capacity");

@@ -337,10 +337,15 @@ class PWFQueue {
     const std::uint64_t end = es[1] != 0 ? es[2] : es[0];  // relink's: its next becomes 0
     // The walks as relink leaves them: Tail's next is First (when First is
     // set), end's next is 0.
+    // Each walk must reach `end`: a list that stops short (a next pointer
+    // zeroed or redirected to 0) would make the queue answer fewer elements
+    // while every pointer on it is a node (the fuzz campaign's zeroed node
+    // page: a PWF queue of 8 answered none).
     auto walk = [&](const std::uint64_t* from, const char* what) {
       std::unordered_set<std::uint64_t> seen;
       const void* at = from;
-      for (std::uint64_t a = *from; a != 0;) {
+      for (std::uint64_t a = *from;;) {
+        if (a == 0) d.fail(std::string("the list from ") + what + " ends before its last node", at, a);
         if (!ok(a)) d.fail(std::string("a next pointer on the list from ") + what + " names no node", at, a);
         if (!seen.insert(a).second) d.fail(std::string("the list from ") + what + " loops", at, a);
         if (a == end) break;
