@@ -70,6 +70,7 @@
 #include <cstddef>
 #include <functional>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -196,8 +197,9 @@ class OpLog {
   // of a pending() that answers what was never written.
   static void recover_root(pmem::Pool& pool, OpLogRoot* r, const std::function<void(void*)>&) {
     auto corrupt = [&](const void* at, const std::string& what) {
-      return pmem::PoolError(pmem::Errc::kCorrupt,
-                             "OpLog: " + what + " (the word at offset " + std::to_string(pool.offset_of(at)) + ")");
+      char off[24];
+      std::snprintf(off, sizeof off, "0x%llx", static_cast<unsigned long long>(pool.offset_of(at)));
+      return pmem::PoolError(pmem::Errc::kCorrupt, "OpLog: " + what + " (the word at offset " + off + ")");
     };
     if (r->threads == 0 || r->threads > static_cast<std::uint32_t>(OpLogRoot::kMaxThreads))
       throw corrupt(&r->threads, "the thread capacity " + std::to_string(r->threads) + " is not in [1, 64]");

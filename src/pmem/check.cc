@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
+#include <utility>
 
 #include "internal.h"
 
@@ -39,6 +41,8 @@ std::string one_line(std::string t) {
     out += "N " + std::to_string(r.roots_traced) + "\n";
     for (const auto& d : r.failed_roots) out += "D " + one_line(d) + "\n";
     for (const auto& u : r.unknown_roots) out += "U " + one_line(u) + "\n";
+    for (const auto& u : r.root_use)
+      out += "R " + std::to_string(u.blocks) + " " + std::to_string(u.bytes) + " " + one_line(u.name) + "\n";
   } catch (const std::exception& e) {
     out += "S " + one_line(e.what()) + "\n";
   }
@@ -107,6 +111,21 @@ void deep_check(const std::string& path, CheckReport& rep) {
       case 'D': rep.damaged_roots.push_back(v); break;
       case 'U': rep.unknown_roots.push_back(v); break;
       case 'S': rep.deep_skipped = v; break;
+      case 'R': {  // "blocks bytes name" (the name last: it may hold spaces)
+        RootUse u;
+        std::size_t p1 = 0, p2 = 0;
+        try {
+          u.blocks = std::stoull(v, &p1);
+          u.bytes = std::stoull(v.substr(p1), &p2);
+        } catch (const std::exception&) {
+          break;  // a line this parent cannot read: no statistics for it
+        }
+        const std::size_t name_at = p1 + p2 + 1;
+        if (name_at > v.size()) break;
+        u.name = v.substr(name_at);
+        rep.root_use.push_back(std::move(u));
+        break;
+      }
     }
   }
 }

@@ -276,6 +276,28 @@ std::size_t Heap::Impl::block_at(const void* p) const noexcept {
   return 0;
 }
 
+const void* Heap::Impl::block_containing(const void* p, std::size_t* size) const noexcept {
+  *size = 0;
+  const std::int64_t ci = chunk_of(p);
+  if (ci < 0) return nullptr;
+  const std::uint64_t h = head_of(static_cast<std::uint64_t>(ci));
+  const std::uint32_t e = entry(h);
+  const char* chunk = chunk_addr(h);
+  if (L::is_small(e)) {
+    const int cls = static_cast<int>(L::chunk_kind(e)) - 1;
+    const std::uint32_t bs = class_size(cls);
+    const auto i = static_cast<std::uint64_t>(static_cast<const char*>(p) - chunk) / bs;
+    if (i >= blocks_per_chunk(cls)) return nullptr;  // the chunk's unused tail
+    *size = bs;
+    return chunk + i * bs;
+  }
+  if (L::chunk_kind(e) == L::kLargeHead) {
+    *size = L::chunk_arg(e) * L::kChunkSize;
+    return chunk;
+  }
+  return nullptr;
+}
+
 void Heap::Impl::recover(const std::function<void(const std::function<void(void*)>&)>* trace,
                          const std::function<bool(void*, std::size_t)>* scan) {
   if (recovered_.load(std::memory_order_relaxed)) return;
@@ -425,6 +447,9 @@ void Heap::free(void* p, int tid) {
 }
 std::size_t Heap::block_size(const void* p) const { return impl_->block_size(p); }
 std::size_t Heap::block_at(const void* p) const noexcept { return impl_->block_at(p); }
+const void* Heap::block_containing(const void* p, std::size_t* size) const noexcept {
+  return impl_->block_containing(p, size);
+}
 void Heap::recover_by_trace(
     const std::function<void(const std::function<void(void*)>& mark)>& trace) {
   impl_->recover(&trace, nullptr);

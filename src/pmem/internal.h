@@ -103,6 +103,7 @@ struct Heap::Impl {
   void free(void* p, int arena);
   std::size_t block_size(const void* p) const;
   std::size_t block_at(const void* p) const noexcept;
+  const void* block_containing(const void* p, std::size_t* size) const noexcept;
   void recover(const std::function<void(const std::function<void(void*)>&)>* trace,
                const std::function<bool(void*, std::size_t)>* scan);
   Stats stats() const;

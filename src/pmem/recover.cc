@@ -14,6 +14,9 @@
 // only returns chunks without a live block (heap.cc), so recovery
 // interrupted by a crash simply runs again at the next open.
 #include <exception>
+#include <string>
+#include <unordered_set>
+#include <utility>
 
 #include "ferrite/pmem/root_registry.h"
 #include "internal.h"
@@ -70,12 +73,29 @@ const RecoveryReport& Pool::recover() {
     known.push_back(Known{&r, std::move(t)});
   }
 
-  // Runs every known root's hook with `mark`; records failures.
+  // Runs every known root's hook with `mark`; records failures and what
+  // each hook marked (RecoveryReport::root_use).
   auto run_hooks = [&](const std::function<void(void*)>& mark) {
+    rep->root_use.clear();
     for (const Known& k : known) {
+      RecoveryReport::RootUse use{k.entry->name};
+      std::unordered_set<const void*> seen;
+      const void* own = im.base + k.entry->offset;
+      std::size_t own_size = 0;
+      own = im.heap.block_containing(own, &own_size);
+      const std::function<void(void*)> counting = [&](void* p) {
+        mark(p);
+        if (p == nullptr) return;
+        std::size_t n = 0;
+        const void* b = im.heap.block_containing(p, &n);
+        if (b == nullptr || b == own || !seen.insert(b).second) return;
+        ++use.blocks;
+        use.bytes += n;
+      };
       try {
-        k.type.hook(*this, im.base + k.entry->offset, mark);
+        k.type.hook(*this, im.base + k.entry->offset, counting);
         ++rep->roots_traced;
+        rep->root_use.push_back(std::move(use));
       } catch (const std::exception& e) {
         rep->failed_roots.push_back(std::string(k.entry->name) + ": " + e.what());
       } catch (...) {

@@ -281,7 +281,7 @@ TEST(Mutate, OpLogBeginsPsyncIsCaughtWithSeveralThreads) {
   ASSERT_TRUE(clean.error.empty()) << clean.error;
   EXPECT_EQ(clean.violations, 0u);
   EXPECT_EQ(clean.inconclusive, 0u);
-  cfg.mutate_sites = {"ferrite/detectable.h:170:psync"};  // OpLog::begin's psync
+  cfg.mutate_sites = {"ferrite/detectable.h:171:psync"};  // OpLog::begin's psync
   std::uint64_t caught = 0;
   for (cfg.seed = 1; cfg.seed <= 4; ++cfg.seed) caught += fc::run_campaign(*s, cfg).violations > 0 ? 1 : 0;
   EXPECT_GE(caught, 3u) << "OpLog::begin's psync suppressed: caught in " << caught << " of 4 seeds";

@@ -1,6 +1,7 @@
-// `ferrite info POOL [--json]` — describe a pool file (read-only, without
-// mapping it at its base), and `ferrite create-pool POOL --size 64M` — make
-// an empty pool.
+// `ferrite info POOL [--json] [--no-stats]` — describe a pool file
+// (read-only: the header by pread; the per-root statistics from the deep
+// check's private mapping, in a child), and `ferrite create-pool POOL --size
+// 64M` — make an empty pool.
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -27,13 +28,27 @@ std::string hex(std::uint64_t v) {
 void setup_info(CLI::App* sub) {
   struct Opts {
     std::string path;
-    bool json = false;
+    bool json = false, no_stats = false;
   };
   auto o = std::make_shared<Opts>();
   sub->add_option("pool", o->path, "Pool file")->required();
   sub->add_flag("--json", o->json, "Machine-readable output");
+  sub->add_flag("--no-stats", o->no_stats,
+                "Header only: skip the per-root statistics (they run every root's recovery hook on a private "
+                "mapping, in a child)");
   sub->callback([o] {
-    const fp::CheckReport r = fp::check_pool(o->path);
+    const fp::CheckReport r = fp::check_pool(o->path, /*deep=*/!o->no_stats);
+    // Per root name: its use, or why there is none (damaged, unknown type).
+    auto use_of = [&](const std::string& name) -> const fp::RootUse* {
+      for (const auto& u : r.root_use)
+        if (u.name == name) return &u;
+      return nullptr;
+    };
+    auto damage_of = [&](const std::string& name) -> std::string {
+      for (const auto& d : r.damaged_roots)
+        if (d.rfind(name + ": ", 0) == 0) return d.substr(name.size() + 2);
+      return "";
+    };
     if (!r.ok) {
       std::fprintf(stderr, "%s\n", r.message.c_str());
       throw ferrite::cli::Exit{1};
@@ -55,13 +70,20 @@ void setup_info(CLI::App* sub) {
       j["roots"] = nlohmann::json::array();
       for (std::size_t i = 0; i < r.roots.size(); ++i) {
         const auto& x = r.roots[i];
-        j["roots"].push_back({{"name", x.name},
-                              {"type", r.root_type_names[i]},
-                              {"tag", hex(x.type_tag)},
-                              {"version", x.type_version},
-                              {"offset", hex(x.offset)},
-                              {"size", x.size}});
+        nlohmann::json e = {{"name", x.name},
+                            {"type", r.root_type_names[i]},
+                            {"tag", hex(x.type_tag)},
+                            {"version", x.type_version},
+                            {"offset", hex(x.offset)},
+                            {"size", x.size}};
+        if (const auto* u = use_of(x.name)) {
+          e["blocks"] = u->blocks;
+          e["bytes"] = u->bytes;
+        }
+        if (const std::string d = damage_of(x.name); !d.empty()) e["damaged"] = d;
+        j["roots"].push_back(e);
       }
+      j["stats"] = r.deep_ran ? "ran" : o->no_stats ? "skipped (--no-stats)" : "not available: " + r.deep_skipped;
       std::cout << j.dump(2) << "\n";
       return;
     }
@@ -81,8 +103,15 @@ void setup_info(CLI::App* sub) {
       const auto& x = r.roots[i];
       std::cout << "  " << std::left << std::setw(24) << x.name << " type "
                 << (r.root_type_names[i].empty() ? "?" : r.root_type_names[i]) << " tag " << hex(x.type_tag)
-                << " v" << x.type_version << ", " << x.size << " bytes at +" << hex(x.offset) << "\n";
+                << " v" << x.type_version << ", " << x.size << " bytes at +" << hex(x.offset);
+      if (const auto* u = use_of(x.name))
+        std::cout << "; holds " << u->blocks << " blocks, " << u->bytes << " bytes";
+      else if (const std::string d = damage_of(x.name); !d.empty())
+        std::cout << "; damaged: " << d;
+      std::cout << "\n";
     }
+    if (!o->no_stats && !r.deep_ran)
+      std::cout << "stats       not available: " << r.deep_skipped << "\n";
   });
 }
 

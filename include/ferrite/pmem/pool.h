@@ -230,6 +230,14 @@ struct RecoveryReport {
   std::vector<std::string> unknown_roots;
   std::vector<std::string> failed_roots;
   bool heap_rebuilt = false;
+  // What each root's hook marked, for the roots traced without an error
+  // (root-table order): distinct heap blocks and their usable bytes, the
+  // root object's own block not included (`ferrite info`'s per-root use).
+  struct RootUse {
+    std::string name;
+    std::uint64_t blocks = 0, bytes = 0;
+  };
+  std::vector<RootUse> root_use;
 };
 
 // Per-thread arenas of size-classed blocks. A thread allocates in consecutive
@@ -276,6 +284,10 @@ class Heap {
   void free(void* p, int tid);
   // Usable size of the block holding p (p may point inside the block).
   std::size_t block_size(const void* p) const;
+  // Never throws: the start of the block of an assigned chunk that holds p
+  // (p may point inside it; a run's tail chunks belong to its head), its
+  // usable size in *size; nullptr (and 0) when p is in no assigned chunk.
+  const void* block_containing(const void* p, std::size_t* size) const noexcept;
   // Validation, never throws: the size of the block that STARTS at p in a
   // chunk the chunk map assigns (a size-class block or a run), or 0 when p
   // is no block start (outside the heap, a free chunk, inside a block, or
@@ -446,6 +458,7 @@ class Pool {
 
 // What check_pool found (for `ferrite check` and `ferrite info`). Never
 // throws for a bad file: `ok` says whether the file is sound.
+using RootUse = RecoveryReport::RootUse;
 struct CheckReport {
   bool ok = false;
   Errc error = Errc::kCorrupt;  // meaningful when !ok
@@ -469,6 +482,9 @@ struct CheckReport {
   std::vector<std::string> damaged_roots;  // "name: why" (RecoveryReport::failed_roots)
   std::vector<std::string> unknown_roots;  // types this program does not know: not checked
   std::size_t roots_checked = 0;
+  // Per sound root: the blocks its hook marked and their bytes (the deep
+  // check's RecoveryReport::root_use; `ferrite info` prints them).
+  std::vector<RootUse> root_use;
 };
 // Validates without writing: header slots, checksum, version, size, root
 // table, chunk map; with `deep`, also every root's structure (above). `ok`
