@@ -83,9 +83,12 @@ const RecoveryReport& Pool::recover() {
       const void* own = im.base + k.entry->offset;
       std::size_t own_size = 0;
       own = im.heap.block_containing(own, &own_size);
+      // Counted only for the deep check (check_only: `ferrite info`); an
+      // ordinary open pays no lookup per mark.
+      const bool count = im.opts.check_only;
       const std::function<void(void*)> counting = [&](void* p) {
         mark(p);
-        if (p == nullptr) return;
+        if (!count || p == nullptr) return;
         std::size_t n = 0;
         const void* b = im.heap.block_containing(p, &n);
         if (b == nullptr || b == own || !seen.insert(b).second) return;
